@@ -1,0 +1,316 @@
+"""Ranking metrics: ROC AUC, ROC curve and accuracy at the optimal ROC point.
+
+Reference: Dissertation (000) Sec. 2.1 eq. 2.1 (AUC as the Wilcoxon-Mann-Whitney
+statistic) and Sec. 4.5 (OPTROC accuracy); ties counted 1/2 as specified in
+ALGORITHMS.md 1.1, ROC points between distinct scores as in ALGORITHMS.md 1.2.
+
+All three functions share one O(n log n) pipeline: a single Cython pass
+validates the input and splits the scores by class, each class is sorted on its
+own (``ndarray.sort``), and a linear merge of the two sorted runs sweeps the
+tied groups of the pooled sample (``aucopt._kernels._metrics``).
+"""
+import numbers
+
+import numpy as np
+
+from aucopt._kernels import _metrics as _k
+
+__all__ = ["roc_auc", "roc_curve", "optroc_accuracy"]
+
+# Label dtypes the kernel reads directly (native byte order only).
+_KERNEL_LABEL_DTYPES = frozenset(
+    np.dtype(t)
+    for t in (
+        np.float64, np.float32,
+        np.int8, np.int16, np.int32, np.int64,
+        np.uint8, np.uint16, np.uint32, np.uint64,
+    )
+)
+
+
+def _as_1d(a, what, func):
+    a = np.asarray(a)
+    if a.ndim == 2 and a.shape[1] == 1:
+        return a.ravel()
+    if a.ndim != 1:
+        raise ValueError(
+            f"{func}: {what} must be 1-D (one entry per sample), got an array "
+            f"of shape {a.shape}; pass a 1-D array (a column vector of shape "
+            f"(n, 1) is accepted and raveled)."
+        )
+    return a
+
+
+def _scores_float64(s, func):
+    if s.dtype.kind == "c" or s.dtype.kind not in "biufO":
+        raise ValueError(
+            f"{func}: y_score must be numeric (real scores or decision values), "
+            f"got dtype {s.dtype}; convert the scores to float first."
+        )
+    try:
+        return np.ascontiguousarray(s, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(
+            f"{func}: y_score could not be converted to float64 ({exc}); pass "
+            f"real-valued scores."
+        ) from None
+
+
+def _labels_for_kernel(y, func):
+    """Return an array the kernel accepts whose order of values matches y's."""
+    if y.dtype.kind == "b":
+        return np.ascontiguousarray(y).view(np.uint8)
+    if y.dtype in _KERNEL_LABEL_DTYPES:
+        return np.ascontiguousarray(y)
+    # strings, objects, float16, other byte orders: encode through np.unique
+    # (sorted, so code 1 is the larger label).
+    try:
+        uniq, codes = np.unique(y, return_inverse=True)
+    except TypeError as exc:
+        raise ValueError(
+            f"{func}: the labels in y_true cannot be compared with each other "
+            f"({exc}); use labels of a single type (e.g. all int or all str)."
+        ) from None
+    if uniq.dtype.kind in "fc" and np.isnan(uniq).any():
+        raise ValueError(
+            f"{func}: y_true contains NaN; drop the unlabelled samples first."
+        )
+    if uniq.size > 2:
+        raise ValueError(
+            f"{func}: y_true must hold exactly two label values (binary task), "
+            f"found {uniq.size}: {_show(uniq)}; binarize the labels first "
+            f"(e.g. y == positive_class)."
+        )
+    return np.ascontiguousarray(codes.reshape(-1), dtype=np.int8)
+
+
+def _show(values, k=5):
+    vals = [repr(v.item() if hasattr(v, "item") else v) for v in list(values)[:k]]
+    more = ", ..." if len(values) > k else ""
+    return "[" + ", ".join(vals) + more + "]"
+
+
+def _same(a, b):
+    try:
+        return bool(a == b)
+    except Exception:  # noqa: BLE001 - incomparable types are simply unequal
+        return False
+
+
+def _split_sorted(y_true, y_score, pos_label, func):
+    """Validate inputs; return (pos_scores, neg_scores) sorted ascending, float64."""
+    y = _as_1d(y_true, "y_true", func)
+    s = _as_1d(y_score, "y_score", func)
+    if y.shape[0] != s.shape[0]:
+        raise ValueError(
+            f"{func}: y_true and y_score have different lengths "
+            f"({y.shape[0]} and {s.shape[0]}); pass one score per label."
+        )
+    n = y.shape[0]
+    if n == 0:
+        raise ValueError(
+            f"{func}: got empty input (0 samples); pass at least one positive "
+            f"and one negative sample."
+        )
+    s = _scores_float64(s, func)
+    yk = _labels_for_kernel(y, func)
+    buf = np.empty(n, dtype=np.float64)
+    code, n_a, idx_b, bad = _k.split_by_label(yk, s, buf)
+    if code == _k.SPLIT_BAD_SCORE:
+        raise ValueError(
+            f"{func}: y_score contains NaN or infinity (first at index {bad}: "
+            f"{s[bad]!r}); remove or impute those samples before scoring."
+        )
+    if code == _k.SPLIT_NAN_LABEL:
+        raise ValueError(
+            f"{func}: y_true contains NaN (first at index {bad}); drop the "
+            f"unlabelled samples first."
+        )
+    if code == _k.SPLIT_THIRD_LABEL:
+        found = [y[0], y[idx_b], y[bad]]
+        raise ValueError(
+            f"{func}: y_true must hold exactly two label values (binary task), "
+            f"found more than two, e.g. {_show(found)}; binarize the labels "
+            f"first (e.g. y == positive_class)."
+        )
+    if idx_b < 0:
+        raise ValueError(
+            f"{func} is undefined when y_true contains only one class (every "
+            f"label is {_show([y[0]])[1:-1]}): it needs at least one positive "
+            f"and one negative sample; evaluate on data containing both "
+            f"classes (e.g. a stratified split)."
+        )
+    if pos_label is None:
+        pos_is_b = bool(yk[idx_b] > yk[0])
+    elif _same(pos_label, y[idx_b]):
+        pos_is_b = True
+    elif _same(pos_label, y[0]):
+        pos_is_b = False
+    else:
+        raise ValueError(
+            f"{func}: pos_label={pos_label!r} is not one of the labels in "
+            f"y_true {_show(sorted([y[0], y[idx_b]]))}; pass one of them or "
+            f"leave pos_label=None (the larger label is positive)."
+        )
+    first, second = buf[:n_a], buf[n_a:]
+    pos, neg = (second, first) if pos_is_b else (first, second)
+    pos.sort()
+    neg.sort()
+    return pos, neg
+
+
+def roc_auc(y_true, y_score, pos_label=None):
+    """Area under the ROC curve, ties counted 1/2 (Mann-Whitney statistic).
+
+    Dissertation (000) Sec. 2.1 eq. 2.1 / Sec. 4.5; ties as 1/2 per
+    ALGORITHMS.md 1.1::
+
+        AUC = 1/(n+ n-) sum_{i pos} sum_{j neg} (I[s_i > s_j] + 0.5 I[s_i = s_j])
+
+    computed in O(n log n) by sorting each class and sweeping tied groups with
+    exact integer counts (one rounding, in the final division).
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n,)
+        Two distinct label values (numbers, bools or strings). A column
+        vector of shape (n, 1) is raveled.
+    y_score : array-like of shape (n,)
+        Real-valued scores, larger meaning "more positive". Must be finite.
+    pos_label : scalar, optional
+        The positive label. Default: the larger of the two labels (1 for
+        {-1, +1} or {0, 1}, True for bools, the later string in sort order).
+
+    Returns
+    -------
+    float
+        The AUC in [0, 1]; 0.5 if all scores are tied.
+
+    Raises
+    ------
+    ValueError
+        Different lengths, empty input, NaN/inf scores, more than two labels,
+        only one class present, 2-D input, unknown ``pos_label``.
+
+    Examples
+    --------
+    >>> roc_auc([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8])
+    0.75
+    """
+    pos, neg = _split_sorted(y_true, y_score, pos_label, "roc_auc")
+    return float(_k.auc_sorted(pos, neg))
+
+
+def roc_curve(y_true, y_score, pos_label=None):
+    """ROC curve with one point per distinct score (ALGORITHMS.md 1.2).
+
+    Dissertation (000) Sec. 2.1 eq. 2.1 / Sec. 4.5; ties as 1/2 per
+    ALGORITHMS.md 1.1 (a tied group always falls on one side of a threshold,
+    so the trapezoidal area under this curve equals :func:`roc_auc`).
+
+    Parameters
+    ----------
+    y_true, y_score, pos_label
+        As in :func:`roc_auc`.
+
+    Returns
+    -------
+    fpr, tpr, thresholds : ndarray of float64, shape (n_distinct_scores + 1,)
+        Point 0 is (0, 0) with threshold ``+inf``; point k >= 1 belongs to the
+        k-th largest distinct score ``thresholds[k]`` and is obtained by
+        predicting positive iff ``score >= thresholds[k]``. The last point is
+        (1, 1). No collinear points are dropped.
+
+    Raises
+    ------
+    ValueError
+        As :func:`roc_auc`.
+
+    Examples
+    --------
+    >>> fpr, tpr, thr = roc_curve([0, 1, 1], [0.2, 0.2, 0.9])
+    >>> fpr.tolist(), tpr.tolist(), thr.tolist()
+    ([0.0, 0.0, 1.0], [0.0, 0.5, 1.0], [inf, 0.9, 0.2])
+    """
+    pos, neg = _split_sorted(y_true, y_score, pos_label, "roc_curve")
+    m = pos.shape[0] + neg.shape[0] + 1
+    fpr = np.empty(m)
+    tpr = np.empty(m)
+    thr = np.empty(m)
+    k = _k.roc_sorted(pos, neg, fpr, tpr, thr)
+    if k < m:
+        fpr, tpr, thr = fpr[:k].copy(), tpr[:k].copy(), thr[:k].copy()
+    return fpr, tpr, thr
+
+
+def optroc_accuracy(y_true, y_score, pos_label=None, slope=None, return_threshold=False):
+    """Accuracy at the optimal operating point of the ROC curve (OPTROC).
+
+    Dissertation (000) Sec. 2.1 eq. 2.1 / Sec. 4.5; ties as 1/2 per
+    ALGORITHMS.md 1.1; operating point as in ALGORITHMS.md 1.2 (MATLAB
+    ``perfcurve`` OPTROCPT with unit costs).
+
+    Among the ROC points of :func:`roc_curve` (both end points included) the
+    one maximising ``TPR - slope * FPR`` is chosen; the first maximiser in the
+    sweep from (0, 0) wins ties (with a user-given ``slope``, objectives
+    within a relative 1e-13 of each other count as tied, absorbing rounding). The accuracy ``(TP + TN) / (n+ + n-)`` at that
+    point is returned. With the default ``slope = n- / n+`` this is the
+    maximum accuracy over all thresholds.
+
+    Parameters
+    ----------
+    y_true, y_score, pos_label
+        As in :func:`roc_auc`.
+    slope : float, optional
+        Cost slope S >= 0 of the iso-performance lines. Default ``n- / n+``.
+    return_threshold : bool, default False
+        Also return a threshold ``t`` such that predicting positive iff
+        ``score > t`` reproduces the chosen point on these scores: the
+        midpoint between the score of the last included tied group and the
+        next lower distinct score; the max score for the all-negative point
+        (0, 0); ``min score - 1.0`` for the all-positive point (1, 1) (or the
+        next float below the min score if ``- 1.0`` is lost to rounding).
+
+    Returns
+    -------
+    accuracy : float
+        Or ``(accuracy, threshold)`` if ``return_threshold``.
+
+    Raises
+    ------
+    ValueError
+        As :func:`roc_auc`; also for a negative or non-finite ``slope``.
+
+    Examples
+    --------
+    >>> optroc_accuracy([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8], return_threshold=True)
+    (0.75, 0.6000000000000001)
+    """
+    if slope is not None:
+        if (
+            isinstance(slope, (bool, np.bool_))
+            or not isinstance(slope, numbers.Real)
+            or not np.isfinite(slope)
+            or slope < 0
+        ):
+            raise ValueError(
+                f"optroc_accuracy: slope must be a finite real number >= 0, got "
+                f"{slope!r}; pass e.g. slope=1.0 or leave slope=None (n-/n+)."
+            )
+    pos, neg = _split_sorted(y_true, y_score, pos_label, "optroc_accuracy")
+    n_pos, n_neg = pos.shape[0], neg.shape[0]
+    # maximise TPR - S*FPR  <=>  maximise TP - c*FP with c = S n+ / n-;
+    # the default slope gives c = 1 exactly (integer objective, no rounding).
+    # With a user slope, c carries rounding error, so objectives that are
+    # equal in exact arithmetic may differ by a few ulps: differences below
+    # 1e-13 (relative to the objective's range) count as ties.
+    if slope is None:
+        c, tol = 1.0, 0.0
+    else:
+        c = float(slope) * n_pos / n_neg
+        tol = 1e-13 * (n_pos + c * n_neg)
+    tp, fp, thr = _k.optroc_sorted(pos, neg, c, tol)
+    acc = (tp + n_neg - fp) / (n_pos + n_neg)
+    if return_threshold:
+        return float(acc), float(thr)
+    return float(acc)
