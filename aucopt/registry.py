@@ -1,0 +1,225 @@
+"""Learner registry: names -> classes, built-ins plus entry-point plugins.
+
+Built-in learners register themselves with :func:`register` when
+``aucopt.learners`` is imported. Third-party packages add learners through the
+entry-point group ``aucopt.learners``::
+
+    # pyproject.toml of the plugin distribution
+    [project.entry-points."aucopt.learners"]
+    mylearner = "mypkg.module:MyLearner"
+
+Plugins are listed from package metadata without importing them and imported
+only when asked for by name. Rules:
+
+* a plugin that fails to import raises :class:`~aucopt.exceptions.PluginLoadError`
+  naming the plugin and its distribution; every other name keeps working;
+* a loaded object that is not a class satisfying :class:`aucopt.base.Learner` is
+  refused with a message listing what it lacks;
+* built-ins win a name clash, with a warning naming both;
+* the same entry point seen twice (an editable and an installed copy of one
+  distribution) counts once;
+* ``AUCOPT_DISABLE_PLUGINS=1`` turns discovery off.
+"""
+import difflib
+import importlib
+import importlib.metadata
+import os
+import warnings
+
+from aucopt.exceptions import PluginLoadError
+
+__all__ = ["register", "get", "get_class", "available", "name_of", "reload_plugins",
+           "ENTRY_POINT_GROUP"]
+
+ENTRY_POINT_GROUP = "aucopt.learners"
+BUILTIN = "built-in"
+
+_REQUIRED = ("fit", "decision_function", "predict", "score", "get_params", "set_params")
+
+_registered = {}     # name -> (class, origin): built-ins and runtime registrations
+_plugins = None      # name -> _Plugin, filled lazily by _discover()
+_builtins_loaded = False
+
+
+class _Plugin:
+    """An entry point, not imported until :meth:`load` is called."""
+
+    def __init__(self, entry_point, origin):
+        self.entry_point = entry_point
+        self.origin = origin
+        self.cls = None
+
+    def load(self, name):
+        if self.cls is None:
+            try:
+                obj = self.entry_point.load()
+            except Exception as exc:
+                raise PluginLoadError(
+                    f"plugin learner {name!r} from {self.origin} failed to import "
+                    f"({self.entry_point.value}): {type(exc).__name__}: {exc}; fix or "
+                    f"uninstall that distribution, or set AUCOPT_DISABLE_PLUGINS=1",
+                    name=name, distribution=self.origin) from exc
+            problem = _protocol_problem(obj)
+            if problem:
+                raise PluginLoadError(
+                    f"plugin learner {name!r} from {self.origin} "
+                    f"({self.entry_point.value}) is not an aucopt Learner: {problem}",
+                    name=name, distribution=self.origin)
+            self.cls = obj
+        return self.cls
+
+
+def _protocol_problem(obj):
+    """Why ``obj`` is not a Learner class, or '' if it is one."""
+    if not isinstance(obj, type):
+        return f"expected a class, got {type(obj).__name__} {obj!r}"
+    missing = [m for m in _REQUIRED if not callable(getattr(obj, m, None))]
+    if missing:
+        return f"class {obj.__qualname__} lacks {', '.join(missing)}"
+    return ""
+
+
+def register(name):
+    """Class decorator: make a learner available as ``aucopt.get(name)``.
+
+    Parameters
+    ----------
+    name : str
+        Registry name (lower case by convention, e.g. ``"psam"``).
+
+    Raises
+    ------
+    TypeError
+        If the decorated object is not a class satisfying the Learner protocol.
+    ValueError
+        If ``name`` is already taken by another class.
+    """
+    if not isinstance(name, str) or not name:
+        raise TypeError(f"learner name must be a non-empty string, got {name!r}")
+
+    def decorator(cls):
+        problem = _protocol_problem(cls)
+        if problem:
+            raise TypeError(f"cannot register {name!r}: {problem}")
+        module = getattr(cls, "__module__", "")
+        origin = BUILTIN if module.split(".")[0] == "aucopt" else f"runtime ({module})"
+        if name in _registered and _registered[name][0] is not cls:
+            raise ValueError(f"learner name {name!r} is already registered to "
+                             f"{_registered[name][0].__qualname__}; choose another name")
+        _registered[name] = (cls, origin)
+        return cls
+
+    return decorator
+
+
+def _ensure_builtins():
+    global _builtins_loaded
+    if not _builtins_loaded:
+        importlib.import_module("aucopt.learners")
+        _builtins_loaded = True
+
+
+def _dist_label(ep):
+    dist = getattr(ep, "dist", None)
+    if dist is None:
+        return "unknown distribution"
+    return f"{dist.metadata['Name']} {dist.version}"
+
+
+def _discover():
+    global _plugins
+    _ensure_builtins()
+    if _plugins is not None:
+        return _plugins
+    _plugins = {}
+    if os.environ.get("AUCOPT_DISABLE_PLUGINS", "").strip() not in ("", "0"):
+        return _plugins
+    seen = {}
+    eps = importlib.metadata.entry_points(group=ENTRY_POINT_GROUP)
+    for ep in sorted(eps, key=lambda e: (e.name, _dist_label(e))):
+        if (ep.name, ep.value) in seen:
+            continue  # the same entry point seen twice (editable + installed copy)
+        seen[(ep.name, ep.value)] = True
+        origin = _dist_label(ep)
+        if ep.name in _registered:
+            warnings.warn(f"plugin learner {ep.name!r} ({ep.value}, from {origin}) is "
+                          f"shadowed by the {_registered[ep.name][1]} learner "
+                          f"{_registered[ep.name][0].__qualname__}; the latter is used",
+                          RuntimeWarning, stacklevel=3)
+            continue
+        if ep.name in _plugins:
+            other = _plugins[ep.name]
+            warnings.warn(f"plugin learner {ep.name!r} is declared by {other.origin} "
+                          f"({other.entry_point.value}) and by {origin} ({ep.value}); "
+                          f"using the one from {other.origin}", RuntimeWarning,
+                          stacklevel=3)
+            continue
+        _plugins[ep.name] = _Plugin(ep, origin)
+    return _plugins
+
+
+def reload_plugins():
+    """Forget discovered plugins and scan the entry points again (e.g. after an install)."""
+    global _plugins
+    _plugins = None
+    importlib.invalidate_caches()
+    return available()
+
+
+def available():
+    """Every learner name with its origin: ``"built-in"`` or ``"<distribution> <version>"``.
+
+    Plugins are listed from their metadata; none is imported.
+
+    Returns
+    -------
+    dict
+        ``{name: origin}`` sorted by name.
+    """
+    plugins = _discover()
+    names = {name: origin for name, (_, origin) in _registered.items()}
+    names.update({name: plugin.origin for name, plugin in plugins.items()})
+    return dict(sorted(names.items()))
+
+
+def get_class(name):
+    """The learner class registered as ``name`` (importing its plugin if needed)."""
+    plugins = _discover()
+    if name in _registered:
+        return _registered[name][0]
+    if name in plugins:
+        return plugins[name].load(name)
+    known = sorted(set(_registered) | set(plugins))
+    close = difflib.get_close_matches(str(name), known, n=1)
+    hint = f" Did you mean {close[0]!r}?" if close else ""
+    raise ValueError(f"unknown learner {name!r}.{hint} Known learners: {', '.join(known)}")
+
+
+def get(name, **params):
+    """Create the learner registered as ``name`` with the given parameters.
+
+    Examples
+    --------
+    >>> clf = aucopt.get("sam", lam=1e-4, random_state=0)
+    """
+    cls = get_class(name)
+    if hasattr(cls, "_get_param_names"):
+        valid = cls._get_param_names()
+        unknown = sorted(set(params) - set(valid))
+        if unknown:
+            raise ValueError(f"unknown parameter(s) {unknown} for learner {name!r}; "
+                             f"valid parameters are {valid}")
+    return cls(**params)
+
+
+def name_of(cls):
+    """The registry name of a learner class (needed to save a model)."""
+    plugins = _discover()
+    for name, (registered, _) in _registered.items():
+        if registered is cls:
+            return name
+    for name, plugin in plugins.items():
+        if plugin.cls is cls:
+            return name
+    raise ValueError(f"{cls.__qualname__} is not registered; decorate it with "
+                     "@aucopt.register(name) (or declare an entry point) to save it")

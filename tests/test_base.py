@@ -1,0 +1,200 @@
+"""The one validation path, label handling, parameters and transactional fits."""
+import pickle
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import aucopt
+from aucopt.base import Learner, check_random_state, check_X, check_y
+from aucopt.exceptions import DataConversionWarning, NotFittedError
+
+
+def _data(seed=0, n=40, d=6):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, d))
+    y = np.where(X[:, 0] > 0, 1, 0)
+    return X, y
+
+
+def test_check_X_converts_once_and_never_touches_the_input():
+    X = np.asfortranarray(np.arange(12, dtype=np.float32).reshape(4, 3))
+    out = check_X(X)
+    assert out.dtype == np.float64 and out.flags.c_contiguous
+    dup = sp.coo_matrix((np.array([1.0, 2.0, 3.0]), (np.array([0, 0, 1]),
+                                                     np.array([2, 2, 0]))), shape=(2, 3))
+    csr = check_X(dup)
+    assert sp.isspmatrix_csr(csr) and csr.has_canonical_format
+    np.testing.assert_array_equal(csr.toarray(), [[0, 0, 3], [3, 0, 0]])
+    unsorted = sp.csr_matrix((np.array([1.0, 2.0]), np.array([2, 0]), np.array([0, 2])),
+                             shape=(1, 3))
+    assert not unsorted.has_sorted_indices
+    check_X(unsorted)
+    np.testing.assert_array_equal(unsorted.indices, [2, 0])  # caller's matrix untouched
+    same = sp.csr_matrix(np.eye(3))
+    assert check_X(same) is same  # no copy when nothing needs converting
+
+
+@pytest.mark.parametrize("bad, match", [
+    (np.array([[1.0, np.nan]]), "NaN"),
+    (np.array([[1.0, np.inf]]), "infinity"),
+    (sp.csr_matrix(np.array([[0.0, np.inf]])), "infinity"),
+    (np.zeros(5), "Reshape your data"),
+    (np.zeros((0, 3)), "0 sample"),
+    (np.zeros((3, 0)), "0 feature"),
+    (np.array([[1 + 2j]]), "Complex"),
+    (None, "is None"),
+])
+def test_check_X_errors(bad, match):
+    with pytest.raises(ValueError, match=match):
+        check_X(bad)
+
+
+def test_check_X_feature_count_message_names_both_counts():
+    with pytest.raises(ValueError, match="X has 3 features, but SAM is expecting 4"):
+        check_X(np.zeros((2, 3)), n_features=4, estimator="SAM")
+
+
+def test_check_y_labels_and_errors():
+    y_pm, classes = check_y(["b", "a", "b"], 3)
+    np.testing.assert_array_equal(y_pm, [1, -1, 1])
+    assert list(classes) == ["a", "b"]
+    y_pm, classes = check_y([3, 7, 7], 3, pos_label=3)
+    np.testing.assert_array_equal(y_pm, [1, -1, -1])
+    assert list(classes) == [7, 3]
+    with pytest.raises(ValueError, match="one class"):
+        check_y([1, 1, 1], 3)
+    with pytest.raises(ValueError, match="Only binary classification"):
+        check_y([0, 1, 2], 3)
+    with pytest.raises(ValueError, match="Unknown label type"):
+        check_y([0.5, 1.5, 2.25], 3)
+    with pytest.raises(ValueError, match="rows but y has"):
+        check_y([0, 1], 3)
+    with pytest.raises(ValueError, match="NaN"):
+        check_y([0.0, np.nan, 1.0], 3)
+    with pytest.raises(ValueError, match="target y is None"):
+        check_y(None, 3)
+    with pytest.raises(ValueError, match="pos_label"):
+        check_y([0, 1], 2, pos_label=5)
+    with pytest.warns(DataConversionWarning, match="column-vector"):
+        y_pm, _ = check_y(np.array([[0], [1]]), 2)
+    assert y_pm.shape == (2,)
+
+
+def test_check_random_state():
+    assert isinstance(check_random_state(None), np.random.Generator)
+    g = np.random.default_rng(0)
+    assert check_random_state(g) is g
+    a = check_random_state(3).integers(1 << 30)
+    assert a == check_random_state(3).integers(1 << 30)
+    assert isinstance(check_random_state(np.random.RandomState(0)), np.random.Generator)
+    with pytest.raises(TypeError):
+        check_random_state(1.5)
+
+
+def test_learner_protocol_and_sklearn_conventions():
+    clf = aucopt.get("sam", lam=0.1)
+    assert isinstance(clf, Learner)
+    params = clf.get_params()
+    assert params["lam"] == 0.1 and "random_state" in params
+    assert clf.set_params(lam=0.2) is clf and clf.lam == 0.2
+    with pytest.raises(ValueError, match="Invalid parameter 'nope'"):
+        clf.set_params(nope=1)
+    assert repr(clf) == "SAM(lam=0.2)"
+    assert not any(k.endswith("_") for k in vars(clf))  # __init__ only stores params
+
+
+def test_unfitted_use_raises_not_fitted():
+    clf = aucopt.get("sam")
+    with pytest.raises(NotFittedError, match="not fitted"):
+        clf.decision_function(np.zeros((2, 2)))
+    with pytest.raises(ValueError):  # NotFittedError is also a ValueError
+        clf.predict(np.zeros((2, 2)))
+
+
+def test_predict_agrees_with_decision_function_and_labels_are_kept():
+    X, y = _data()
+    labels = np.where(y > 0, "spam", "ham")
+    clf = aucopt.get("sam", random_state=0).fit(X, labels)
+    assert list(clf.classes_) == ["ham", "spam"]
+    dec = clf.decision_function(X)
+    np.testing.assert_array_equal(clf.predict(X), np.where(dec > 0, "spam", "ham"))
+    assert clf.score(X, labels) > 0.9
+    # the threshold sits at the best-accuracy ROC point of the training scores
+    from aucopt.metrics import optroc_accuracy
+    acc = optroc_accuracy(labels, dec, pos_label="spam")
+    assert np.mean(clf.predict(X) == labels) == pytest.approx(acc)
+
+
+def test_pos_label_flips_the_ranking_direction():
+    X, y = _data(1, n=200)
+    default = aucopt.get("sam", random_state=0, n_epochs=5).fit(X, y)
+    flipped = aucopt.get("sam", random_state=0, n_epochs=5, pos_label=0).fit(X, y)
+    assert list(flipped.classes_) == [1, 0]
+    assert default.score(X, y) > 0.9 and flipped.score(X, y) > 0.9
+    assert np.corrcoef(default.decision_function(X), flipped.decision_function(X))[0, 1] < 0
+
+
+def test_failed_calls_leave_the_model_as_it_was():
+    X, y = _data(2)
+    clf = aucopt.get("sam", random_state=0).fit(X, y)
+    state = {k: np.copy(v) if isinstance(v, np.ndarray) else v
+             for k, v in vars(clf).items() if k.endswith("_") and k != "random_state_"}
+    rng_state = clf.random_state_.bit_generator.state
+    bad_calls = [
+        lambda: clf.fit(X[:, :3].copy() * np.nan, y[:40]),
+        lambda: clf.fit(X, y[:-1]),
+        lambda: clf.fit(X, np.ones(40)),
+        lambda: clf.partial_fit(X[:, :4], y),
+        lambda: clf.partial_fit(X, np.full(40, 5)),
+        lambda: clf.partial_fit(X, y, classes=[0, 7]),
+    ]
+    for call in bad_calls:
+        with pytest.raises(ValueError):
+            call()
+        for k, v in state.items():
+            np.testing.assert_array_equal(getattr(clf, k), v)
+        assert clf.random_state_.bit_generator.state == rng_state
+
+
+def test_interrupted_training_is_rolled_back(monkeypatch):
+    X, y = _data(3)
+    clf = aucopt.get("sam", random_state=0).fit(X, y)
+    coef, t = clf.coef_.copy(), clf.t_
+
+    def boom(*args):
+        clf.coef_[:] = 123.0  # half-done work in place, then an interrupt
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(clf, "_run_steps", boom)
+    with pytest.raises(KeyboardInterrupt):
+        clf.partial_fit(X, y)
+    np.testing.assert_array_equal(clf.coef_, coef)
+    assert clf.t_ == t
+
+
+def test_pickle_and_clone_roundtrip():
+    sklearn_base = pytest.importorskip("sklearn.base")
+    X, y = _data(4)
+    clf = aucopt.get("sam", random_state=0, lam=0.01).fit(X, y)
+    again = pickle.loads(pickle.dumps(clf))
+    np.testing.assert_array_equal(again.decision_function(X), clf.decision_function(X))
+    cloned = sklearn_base.clone(clf)
+    assert cloned.get_params() == clf.get_params()
+    assert not hasattr(cloned, "coef_")
+
+
+def test_works_in_sklearn_grid_search():
+    pytest.importorskip("sklearn")
+    from sklearn.model_selection import GridSearchCV
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    X, y = _data(5, n=120)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        search = GridSearchCV(make_pipeline(StandardScaler(), aucopt.get("sam", random_state=0)),
+                              {"sam__lam": [1e-3, 1e-1]}, scoring="roc_auc", cv=3)
+        search.fit(X, y)
+    assert search.best_score_ > 0.9
