@@ -1,0 +1,80 @@
+"""The `aucopt` command: list, train, eval, demo, and exit status 2 on bad arguments."""
+import io
+
+import numpy as np
+import pytest
+
+from aucopt.cli import main
+from aucopt.datasets import dump_svmlight, load
+
+
+def _run(argv):
+    out = io.StringIO()
+    return main(argv, out=out), out.getvalue()
+
+
+@pytest.fixture
+def svm_files(tmp_path):
+    X, y = load("ionosphere")
+    train, test = tmp_path / "train.svm", tmp_path / "test.svm"
+    dump_svmlight(X[:250], y[:250], train)
+    dump_svmlight(X[250:], y[250:], test)
+    return train, test
+
+
+def test_list_shows_builtins():
+    code, out = _run(["list"])
+    assert code == 0 and "sam" in out and "built-in" in out
+
+
+def test_demo_prints_auc_and_time():
+    code, out = _run(["demo"])
+    assert code == 0
+    auc = float(out.split("test AUC")[1].split()[0])
+    assert auc > 0.9 and "fit time" in out
+
+
+def test_train_save_eval_round_trip(svm_files, tmp_path):
+    train, test = svm_files
+    model = tmp_path / "m.npz"
+    code, out = _run(["train", "sam", str(train), "--test", str(test), "--param", "lam=1e-2",
+                      "--param", "n_epochs=3", "--param", "random_state=0",
+                      "--save", str(model)])
+    assert code == 0, out
+    assert "lam=0.01" in out and "n_epochs=3" in out
+    test_auc = float(out.split("test AUC")[1].split()[0])
+    code, out = _run(["eval", str(model), str(test)])
+    assert code == 0
+    assert float(out.split("AUC")[1].split()[0]) == pytest.approx(test_auc, abs=1e-4)
+
+
+def test_positive_option_binarizes(tmp_path):
+    path = tmp_path / "multi.svm"
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((60, 4))
+    y = np.digitize(X[:, 0], [-0.5, 0.5]).astype(float)  # labels 0, 1, 2
+    dump_svmlight(X, y, path)
+    code, _ = _run(["train", "sam", str(path)])
+    assert code == 2  # three classes
+    code, out = _run(["train", "sam", str(path), "--positive", "2"])
+    assert code == 0 and "train AUC" in out
+
+
+@pytest.mark.parametrize("argv, reason", [
+    (["train", "nosuch", "x.svm"], "unknown learner"),
+    (["train", "sam", "/no/such/file.svm"], "No such file"),
+    (["train", "sam", "x.svm", "--param", "lam"], "key=value"),
+    (["frobnicate"], "invalid choice"),
+    ([], "required"),
+])
+def test_bad_arguments_exit_2_with_one_line(argv, reason, capsys, svm_files):
+    code, _ = _run(argv)
+    err = capsys.readouterr().err
+    assert code == 2
+    assert reason in err and err.count("\n") == 1
+
+
+def test_bad_parameter_value_exits_2(svm_files, capsys):
+    train, _ = svm_files
+    code, _ = _run(["train", "sam", str(train), "--param", "lam=-1"])
+    assert code == 2 and "lam must be" in capsys.readouterr().err
