@@ -24,7 +24,6 @@ without importing scikit-learn:
 import contextlib
 import copy
 import inspect
-import io
 import json
 import numbers
 import os

@@ -1,0 +1,111 @@
+"""The project's binary tasks on ../shared/data (SOURCES.md, "Binary tasks the project uses").
+
+Every benchmark and reproduction loads its data here, so they all agree on the
+positive class, the split and the feature count::
+
+    from tasks import load_task, load_pooled
+    X_tr, y_tr, X_te, y_te = load_task("news20")     # official train / test split
+    X, y = load_pooled("spambase")                     # train + test merged (CV protocols)
+
+Labels are float64 in {-1, +1}; matrices are CSR float64 with the dataset's full
+dimension. Parsed files are cached as ``.npz`` under ``tools/out/cache`` (the
+bz2 decompression dominates loading). The data directory is ``$AUCOPT_DATA`` or
+``../shared/data`` next to the repository.
+"""
+import os
+import sys
+
+import numpy as np
+import scipy.sparse as sp
+
+TOOLS = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(TOOLS)
+if REPO not in sys.path:
+    sys.path.insert(0, REPO)
+
+from aucopt.datasets import binarize, load_svmlight, split  # noqa: E402
+
+CACHE = os.path.join(TOOLS, "out", "cache")
+
+
+def data_dir():
+    """Where the benchmark data lives."""
+    return os.environ.get("AUCOPT_DATA") or os.path.join(os.path.dirname(REPO), "shared", "data")
+
+
+def _labels_in(values):
+    values = frozenset(values)
+    return lambda label: label in values
+
+
+# name -> (train file, test file or None, n_features, positive rule or None (label 1), text?)
+TASKS = {
+    "news20": ("text/20news_bydate/20news_bydate_tfidf.train.svm.bz2",
+               "text/20news_bydate/20news_bydate_tfidf.test.svm.bz2", 130108,
+               _labels_in(range(1, 6)), True),
+    "reuters_acq": ("text/reuters21578/reuters21578_modapte_acq.train.svm.bz2",
+                    "text/reuters21578/reuters21578_modapte_acq.test.svm.bz2", 29046, None,
+                    True),
+    "sector": ("libsvm/sector.scale.bz2", "libsvm/sector.t.scale.bz2", 55197,
+               _labels_in(range(1, 11)), True),
+    "webkb_course": ("text/webkb4/webkb4_tfidf.train.svm.bz2",
+                     "text/webkb4/webkb4_tfidf.test.svm.bz2", 7288, _labels_in([1]), True),
+    "a9a": ("libsvm/a9a.bz2", "libsvm/a9a.t.bz2", 123, None, False),
+    "a8a": ("libsvm/a8a.bz2", "libsvm/a8a.t.bz2", 123, None, False),
+    "w8a": ("libsvm/w8a.bz2", None, 300, None, False),
+    "ijcnn1_val": ("libsvm/ijcnn1.val.bz2", None, 22, None, False),
+    "german": ("libsvm/german.numer_scale.bz2", None, 24, None, False),
+}
+for _name, _d in [("spambase", 57), ("sonar", 60), ("ionosphere", 34), ("pima_diabetes", 8),
+                  ("breast_cancer_wisconsin", 9), ("dna_ei", 180), ("vehicle_van", 18),
+                  ("magic04", 10), ("wdbc", 30)]:
+    TASKS[_name] = (f"uci/{_name}.svm.bz2", None, _d, None, False)
+TASKS["letter_z"] = ("uci/letter_z.svm.bz2", None, 16, None, False)
+TASKS["satimage"] = ("uci/satimage_dampgrey.svm.bz2", None, 36, None, False)
+TASKS["shuttle"] = ("uci/shuttle_notradflow.svm.bz2", None, 9, None, False)
+
+TEXT_TASKS = [name for name, spec in TASKS.items() if spec[4]]
+
+
+def _load_file(relpath, n_features):
+    os.makedirs(CACHE, exist_ok=True)
+    key = os.path.join(CACHE, relpath.replace("/", "__") + ".npz")
+    src = os.path.join(data_dir(), relpath)
+    if os.path.exists(key) and os.path.getmtime(key) >= os.path.getmtime(src):
+        with np.load(key) as z:
+            X = sp.csr_matrix((z["data"], z["indices"], z["indptr"]), shape=tuple(z["shape"]))
+            return X, z["y"]
+    X, y = load_svmlight(src, n_features=n_features)
+    np.savez(key, data=X.data, indices=X.indices, indptr=X.indptr, shape=X.shape, y=y)
+    return X, y
+
+
+def _binary(y, rule):
+    if rule is None:  # binary file: +1 (or 1 of 0/1) is positive
+        if not set(np.unique(y).tolist()) <= {-1.0, 0.0, 1.0}:
+            raise ValueError(f"labels {np.unique(y)[:5]} are not binary and the task has no rule")
+        rule = _labels_in([1.0])
+    return binarize(y, rule)
+
+
+def load_task(name):
+    """``(X_train, y_train, X_test, y_test)`` of a task, split as SOURCES.md fixes.
+
+    Sets without an official test file get the stratified 80/20 split, seed 0.
+    """
+    if name not in TASKS:
+        raise ValueError(f"unknown task {name!r}; known: {', '.join(TASKS)}")
+    train, test, d, rule, _ = TASKS[name]
+    X, y = _load_file(train, d)
+    y = _binary(y, rule)
+    if test is None:
+        X_tr, X_te, y_tr, y_te = split(X, y, test_size=0.2, random_state=0)
+        return X_tr, y_tr, X_te, y_te
+    X_te, y_te = _load_file(test, d)
+    return X, y, X_te, _binary(y_te, rule)
+
+
+def load_pooled(name):
+    """``(X, y)``: a task's train and test parts merged (for k-fold CV protocols)."""
+    X_tr, y_tr, X_te, y_te = load_task(name)
+    return sp.vstack([X_tr, X_te], format="csr"), np.concatenate([y_tr, y_te])
