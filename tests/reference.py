@@ -103,26 +103,358 @@ def optroc_bruteforce(y, s, slope=None):
     return acc, best_t
 
 
-def sam_steps(X, pos_rows, neg_rows, lam, t0, rskip, w=None, t=0, rcount=None):
-    """SAM / SVMSGD2 on pairs, one plainly written step at a time (dissertation 000,
-    Sec. 6.3, Alg. 10 without averaging). ``X`` dense; the difference z is formed.
+# ---- stochastic pairwise learners (issue 3) ----
 
-    Returns ``(w, t, rcount)``.
+def hinge_pair_steps(X, pos_rows, neg_rows, lam, t0, rskip, rule="subgradient",
+                     askip=0):
+    """SAM / ASAM / PSAM steps written plainly (dissertation 000 Alg. 10 / 11).
+
+    ``rule="subgradient"``: ``w += eta z`` when ``w.z < 1``; ``rule="prox"``:
+    ``w = hinge_prox(w, z, eta)``. Scheduled shrink every ``rskip`` steps; with
+    ``askip > 0`` the plain running mean of ``w`` taken every ``askip`` steps.
+    Returns ``(w, mean of snapshots or None)``.
     """
     X = np.asarray(X, dtype=np.float64)
-    w = np.zeros(X.shape[1]) if w is None else np.array(w, dtype=np.float64)
-    rcount = rskip if rcount is None else rcount
-    for i, j in zip(pos_rows, neg_rows):
-        t += 1
+    w = np.zeros(X.shape[1])
+    snapshots = []
+    for t, (i, j) in enumerate(zip(pos_rows, neg_rows), start=1):
         eta = 1.0 / (lam * (t + t0))
         z = X[i] - X[j]
-        if w @ z < 1.0:
+        if rule == "prox":
+            w = hinge_prox(w, z, eta)
+        elif w @ z < 1.0:
             w = w + eta * z
-        rcount -= 1
-        if rcount <= 0:
+        if t % rskip == 0:
             r = 1.0 - rskip / (t + t0)
             if r < 0.8:
                 r = (1.0 - 1.0 / (t + t0)) ** rskip
             w = r * w
-            rcount = rskip
-    return w, t, rcount
+        if askip and t % askip == 0:
+            snapshots.append(w.copy())
+    return w, (np.mean(snapshots, axis=0) if snapshots else None)
+
+
+def hinge_prox(w, z, lam):
+    """``argmin_v lam max(0, 1 - v.z) + 1/2 ||v - w||^2`` in closed form
+    (dissertation 000 Appendix A, corrected): ``w + lam clip((1 - w.z) /
+    (lam ||z||^2), 0, 1) z``; ``w`` itself when ``z = 0``."""
+    zz = z @ z
+    if zz == 0.0:
+        return w.copy()
+    return w + lam * min(1.0, max(0.0, (1.0 - w @ z) / (lam * zz))) * z
+
+
+def square_prox_pair_steps(X, pos_rows, neg_rows, step, weight, l1, l2, w=None):
+    """adaDSGD inner steps (paper 003 Alg. 1, eqs. 10-11, 24 corrected), with the
+    elastic-net prox applied to EVERY coordinate at every step::
+
+        w <- w + step weight 2 (1 - w.z) z ;  w <- soft(w, step l1) / (1 + step l2)
+    """
+    X = np.asarray(X, dtype=np.float64)
+    w = np.zeros(X.shape[1]) if w is None else np.array(w, dtype=np.float64)
+    for i, j in zip(pos_rows, neg_rows):
+        z = X[i] - X[j]
+        w = w + step * weight * 2.0 * (1.0 - w @ z) * z
+        w = np.sign(w) * np.maximum(0.0, np.abs(w) - step * l1) / (1.0 + step * l2)
+    return w
+
+
+def pairwise_hinge_objective(w, X, y, lam):
+    """``lam/2 ||w||^2 + 1/(n+ n-) sum_{i pos, j neg} max(0, 1 - w.(x_i - x_j))`` and
+    its (sub)gradient, by forming every pair's margin (D eq. 6.1)."""
+    X = np.asarray(X, dtype=np.float64)
+    s = X @ w
+    pos, neg = y > 0, y < 0
+    margins = s[pos][:, None] - s[neg][None, :]
+    active = (margins < 1.0).astype(np.float64)
+    n_pairs = margins.size
+    value = 0.5 * lam * (w @ w) + np.maximum(0.0, 1.0 - margins).sum() / n_pairs
+    coef = np.zeros(X.shape[0])
+    coef[pos] = -active.sum(axis=1) / n_pairs
+    coef[neg] = active.sum(axis=0) / n_pairs
+    return value, lam * w + X.T @ coef
+
+
+# ---- buffered online learners: OAM_seq, OAM_gra, CBR, CBR-diag (issue 4)
+
+def buffer_update(buf, n_seen, t, x, capacity, policy, u=0.0, r=0.0):
+    """UpdateBuffer of ALGORITHMS.md 2.1 on a Python list of ``(t, x)`` kept in
+    iteration order. ``n_seen`` already counts ``x`` (dissertation Alg. 5's M_{t+1}).
+
+    reservoir (Alg. 5): append while not full, else if ``u < M / n_seen`` replace
+    slot ``floor(r M)``; FIFO: append, dropping the oldest when full.
+    """
+    if len(buf) < capacity:
+        buf.append((t, x))
+    elif policy == "reservoir":
+        if u < capacity / n_seen:
+            buf[min(int(r * capacity), capacity - 1)] = (t, x)
+    else:
+        buf.pop(0)
+        buf.append((t, x))
+
+
+def oam_seq_step(w, z, y, c_t):
+    """One OAM_seq pair (thesis Alg. 6, PA-I closed form): ``u = y z``,
+    ``l = max(0, 1 - w.u)``, ``w + min(C_t, l / ||u||^2) u`` when ``l > 0``."""
+    u = y * np.asarray(z, dtype=float)
+    loss = max(0.0, 1.0 - w @ u)
+    if loss > 0 and u @ u > 0:
+        w = w + min(c_t, loss / (u @ u)) * u
+    return w
+
+
+def oam_gra_step(w, x, buffer_rows, y, c_t):
+    """OAM_gra against a whole buffer (thesis Alg. 7): margins at the frozen ``w``;
+    each ``y w.(x - xb) <= 1`` adds ``C_t y (x - xb) / 2``."""
+    w0 = np.array(w, dtype=float)
+    w = w0.copy()
+    for xb in buffer_rows:
+        if y * (w0 @ (x - xb)) <= 1.0:
+            w = w + c_t * y * (x - xb) / 2.0
+    return w
+
+
+def scw_alpha_u(m, v, C, phi):
+    """``alpha`` and ``u`` of dissertation Prop. 1 / 2, written as printed."""
+    psi, zeta = 1.0 + phi**2 / 2.0, 1.0 + phi**2
+    alpha = min(C, max(0.0, (-m * psi + np.sqrt(m**2 * phi**4 / 4.0 + v * phi**2 * zeta))
+                       / (v * zeta)))
+    u = 0.25 * (-alpha * v * phi + np.sqrt(alpha**2 * v**2 * phi**2 + 4.0 * v)) ** 2
+    return alpha, u
+
+
+def cbr_step(mu, Sigma, z, y, C, phi, beta_form="scw"):
+    """One CBR pair (Prop. 1 with errata 11-12): the dense SCW-I update with the
+    outer product ``Sigma z z' Sigma``; ``beta_form='dissertation'`` uses the
+    printed ``alpha phi / sqrt(u + v alpha phi)``. Pairs with ``v <= 0`` or
+    ``alpha == 0`` leave the model as it is."""
+    Sz = Sigma @ z
+    v = z @ Sz
+    m = y * (mu @ z)
+    if v <= 0:
+        return mu, Sigma
+    alpha, u = scw_alpha_u(m, v, C, phi)
+    if alpha == 0:
+        return mu, Sigma
+    if beta_form == "scw":
+        beta = alpha * phi / (np.sqrt(u) + v * alpha * phi)
+    else:
+        beta = alpha * phi / np.sqrt(u + v * alpha * phi)
+    return mu + alpha * y * Sz, Sigma - beta * np.outer(Sz, Sz)
+
+
+def cbr_diag_step(mu, G, z, y, C, phi, diag_update="precision"):
+    """One CBR-diag pair (Prop. 2): ``precision`` = ALGORITHMS.md 3.3's resolution
+    (``v = sum z^2/G``, ``G += alpha phi / sqrt(u) z^2``); ``dissertation`` = as
+    printed (``v = sum z^2/(G + C)``, ``G += beta z^2``). ``mu += alpha y z / G``."""
+    v = np.sum(z**2 / (G + C)) if diag_update == "dissertation" else np.sum(z**2 / G)
+    m = y * (mu @ z)
+    if v <= 0:
+        return mu, G
+    alpha, u = scw_alpha_u(m, v, C, phi)
+    if alpha == 0:
+        return mu, G
+    if diag_update == "dissertation":
+        gain = alpha * phi / np.sqrt(u + v * alpha * phi)
+    else:
+        gain = alpha * phi / np.sqrt(u)
+    return mu + alpha * y * z / G, G + gain * z**2
+
+
+def buffered_run(X, y, rule, C=1.0, capacity=50, policy="fifo", draws=None, eta=0.7,
+                 literal=False):
+    """The whole buffered loop (ALGORITHMS.md 3; dissertation Alg. 4, thesis Alg. 4),
+    plainly: per arrival, count it, update its class's buffer, then update the model
+    against the opposite buffer in iteration order with ``z = x_t - x``.
+    ``rule`` in {'oam_seq', 'oam_gra', 'cbr', 'cbr_diag'}; OAM uses
+    ``C_t = C max(1, M_opp^t / M_opp)``, CBR ``C_t = C``. ``draws[t] = (u, r)``.
+    ``literal`` selects the printed beta (cbr) / Prop. 2 (cbr_diag).
+
+    Returns ``(w, G, Sigma, buffers)`` with ``buffers = {-1: [(t, x)...], 1: [...]}``.
+    """
+    from statistics import NormalDist
+
+    X = np.asarray(X, dtype=np.float64)
+    d = X.shape[1]
+    w, G, Sigma = np.zeros(d), np.ones(d), np.eye(d)
+    phi = NormalDist().inv_cdf(eta)
+    buffers = {-1: [], 1: []}
+    seen = {-1: 0, 1: 0}
+    for t, (x, yt) in enumerate(zip(X, y)):
+        yt = 1 if yt > 0 else -1
+        seen[yt] += 1
+        u, r = (draws[t] if draws is not None else (0.0, 0.0))
+        buffer_update(buffers[yt], seen[yt], t, x, capacity, policy, u, r)
+        opposite = [xb for _, xb in buffers[-yt]]
+        c_t = C * max(1.0, seen[-yt] / capacity)
+        if rule == "oam_gra":
+            w = oam_gra_step(w, x, opposite, yt, c_t)
+            continue
+        for xb in opposite:
+            if rule == "oam_seq":
+                w = oam_seq_step(w, x - xb, yt, c_t)
+            elif rule == "cbr":
+                w, Sigma = cbr_step(w, Sigma, x - xb, yt, C, phi,
+                                    "dissertation" if literal else "scw")
+            else:
+                w, G = cbr_diag_step(w, G, x - xb, yt, C, phi,
+                                     "dissertation" if literal else "precision")
+    return w, G, Sigma, buffers
+
+# ---- square-loss / saddle-point learners (issue 5)
+
+
+def opauc_bruteforce_gradient(w, x, y, X_opp, lam):
+    """Gradient of OPAUC's per-step loss L_t (O Sec. 3) by summing over every earlier
+    opposite-class row ``X_opp`` (an array of rows): ``L_t(w) = lam/2 ||w||^2 +
+    sum_i (1 - y (x - x_i).w)^2 / (2 T)``."""
+    X_opp = np.asarray(X_opp, dtype=np.float64)
+    g = lam * np.asarray(w, dtype=np.float64).copy()
+    for xi in X_opp:
+        z = x - xi
+        g -= (1.0 - y * (z @ w)) * y * z / len(X_opp)
+    return g
+
+
+def opauc_steps_ref(X, y, eta, lam, ada=None, delta=0.5):
+    """OPAUC (O Alg. 1) or, with ``ada=True``, AdaOAM (N Alg. 9, ALGORITHMS.md 4.3),
+    over the rows in order, with the brute-force gradient over all stored rows.
+    Returns the final ``w``."""
+    X = np.asarray(X, dtype=np.float64)
+    w = np.zeros(X.shape[1])
+    G = np.zeros(X.shape[1])
+    seen = {1.0: [], -1.0: []}
+    for x, yt in zip(X, y):
+        seen[yt].append(x)
+        opp = seen[-yt]
+        if not opp:
+            continue
+        g = opauc_bruteforce_gradient(w, x, yt, opp, lam)
+        if ada:
+            G += g * g
+            w = w - eta * g / (delta + np.sqrt(G))
+            norm = np.linalg.norm(w)
+            if norm > 1.0 / np.sqrt(lam):
+                w = w / (norm * np.sqrt(lam))
+        else:
+            w = w - eta * g
+    return w
+
+
+def opaucr_steps_ref(X, y, rho, eta, lam):
+    """OPAUCr (O eqs. 6-11, ALGORITHMS.md 4.2) with dense ``w`` and explicit sketches:
+    ``Z_c = sum x r^T``, ``q_c = sum r``, ``S_hat w = Zc Zc^T w / T``, ``Zc = Z - c q^T``.
+    ``rho[i]`` is row i's draw (already scaled by 1/sqrt(tau)). Returns ``(w, Z, q)``
+    with Z, q indexed by class (0 negative, 1 positive)."""
+    X = np.asarray(X, dtype=np.float64)
+    n, d = X.shape
+    tau = rho.shape[1]
+    w = np.zeros(d)
+    Z = np.zeros((2, d, tau))
+    q = np.zeros((2, tau))
+    s = np.zeros((2, d))
+    T = np.zeros(2)
+    for x, yt, r in zip(X, y, rho):
+        c = 1 if yt > 0 else 0
+        o = 1 - c
+        Z[c] += np.outer(x, r)
+        q[c] += r
+        s[c] += x
+        T[c] += 1
+        if T[o] == 0:
+            continue
+        mean = s[o] / T[o]
+        Zc = Z[o] - np.outer(mean, q[o])
+        Sw = Zc @ (Zc.T @ w) / T[o]
+        k = (x - mean) @ w
+        g = lam * w + Sw + (k - yt) * (x - mean)
+        w = w - eta * g
+    return w, Z, q
+
+
+def uniexp_steps_ref(X, y, eta):
+    """Online Uni-Exp as reconstructed in ALGORITHMS.md 4.4."""
+    X = np.asarray(X, dtype=np.float64)
+    w = np.zeros(X.shape[1])
+    T = {1.0: 0, -1.0: 0}
+    for t, (x, yt) in enumerate(zip(X, y), start=1):
+        T[yt] += 1
+        w = w + eta * (t / T[yt]) * yt * np.exp(min(-yt * (w @ x), 30.0)) * x
+    return w
+
+
+def saddle_grads_ref(w, a, b, alpha, x, y, p):
+    """Gradients of F(w, a, b, alpha; (x, y)) (N eq. 2.23) w.r.t. w, a, b, alpha,
+    written out from the definition."""
+    s = w @ x
+    if y > 0:
+        return (2 * (1 - p) * (s - a) * x - 2 * (1 + alpha) * (1 - p) * x,
+                -2 * (1 - p) * (s - a), 0.0, -2 * (1 - p) * s - 2 * p * (1 - p) * alpha)
+    return (2 * p * (s - b) * x + 2 * (1 + alpha) * p * x, 0.0, -2 * p * (s - b),
+            2 * p * s - 2 * p * (1 - p) * alpha)
+
+
+def solam_steps_ref(X, y, eta, lam, R, kappa, n_epochs=1):
+    """SOLAM / regSOLAM (N Alg. 10 / 18, ALGORITHMS.md 5.1-5.2): gamma_t = eta/sqrt(t),
+    running p_hat, projected descent in (w, a, b), ascent in alpha, gamma-weighted
+    averages of the pre-update iterates. Returns ``(wbar, abar, bbar, alphabar)``."""
+    X = np.asarray(X, dtype=np.float64)
+    w = np.zeros(X.shape[1])
+    a = b = alpha = 0.0
+    wsum = np.zeros(X.shape[1])
+    asum = bsum = alsum = gsum = 0.0
+    t = npos = 0
+    for _ in range(n_epochs):
+        for x, yt in zip(X, y):
+            t += 1
+            npos += yt > 0
+            p = npos / t
+            gam = eta / np.sqrt(t)
+            wsum += gam * w
+            asum += gam * a
+            bsum += gam * b
+            alsum += gam * alpha
+            gsum += gam
+            dw, da, db, dal = saddle_grads_ref(w, a, b, alpha, x, yt, p)
+            w = w - gam * (dw + lam * w)
+            a, b, alpha = a - gam * da, b - gam * db, alpha + gam * dal
+            norm = np.linalg.norm(w)
+            if norm > R:
+                w = w * (R / norm)
+            a = min(max(a, -R * kappa), R * kappa)
+            b = min(max(b, -R * kappa), R * kappa)
+            alpha = min(max(alpha, -2 * R * kappa), 2 * R * kappa)
+    return wsum / gsum, asum / gsum, bsum / gsum, alsum / gsum
+
+
+def spam_steps_ref(X, y, order, m_pos, m_neg, p, lam, lam1, eta, t0, invsqrt=False,
+                   w=None, t=0):
+    """SPAM-L2 (``lam1 = 0``) / SPAM-NET (N Alg. 20, ALGORITHMS.md 5.4) over X[order]:
+    a(w) = w.m+, b(w) = w.m-, alpha(w) = b - a recomputed from w at every step, the
+    prox applied to every coordinate. Returns ``(w, t)``."""
+    X = np.asarray(X, dtype=np.float64)
+    w = np.zeros(X.shape[1]) if w is None else np.array(w, dtype=np.float64)
+    for i in order:
+        t += 1
+        et = eta / np.sqrt(t + t0) if invsqrt else eta / (lam * (t + t0))
+        a, b = w @ m_pos, w @ m_neg
+        dw, _, _, _ = saddle_grads_ref(w, a, b, b - a, X[i], y[i], p)
+        w_hat = w - et * dw
+        w = np.sign(w_hat) * np.maximum(np.abs(w_hat) - et * lam1, 0.0) / (1 + et * lam)
+    return w, t
+
+
+def spdam_objective_ref(w, X, y, lam, scaling="consistent"):
+    """SPDAM's primal objective (N eq. 5.8 after the dual maximisation, ALGORITHMS.md
+    5.5 resolution (A); ``scaling="printed"`` uses sqrt(2 p_y)):
+    ``(1/2n) sum (w.xt_i)^2 + 1/2 (bvec.w)^2 + bvec.w + lam/2 ||w||^2``."""
+    X = np.asarray(X, dtype=np.float64)
+    pos = y > 0
+    p = pos.mean()
+    k = 2.0 if scaling == "printed" else 1.0
+    m_pos, m_neg = X[pos].mean(axis=0), X[~pos].mean(axis=0)
+    Xt = np.where(pos[:, None], (X - m_pos) / np.sqrt(k * p), (X - m_neg) / np.sqrt(k * (1 - p)))
+    bvec = m_neg - m_pos
+    return (np.sum((Xt @ w) ** 2) / (2 * len(y)) + 0.5 * (bvec @ w) ** 2 + bvec @ w
+            + 0.5 * lam * (w @ w))

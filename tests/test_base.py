@@ -167,7 +167,7 @@ def test_interrupted_training_is_rolled_back(monkeypatch):
         clf.coef_[:] = 123.0  # half-done work in place, then an interrupt
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(clf, "_run_steps", boom)
+    monkeypatch.setattr(clf, "_epoch", boom)
     with pytest.raises(KeyboardInterrupt):
         clf.partial_fit(X, y)
     np.testing.assert_array_equal(clf.coef_, coef)

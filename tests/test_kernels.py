@@ -79,8 +79,7 @@ def _random_program(seed, n_ops=300):
 def test_weight_vector_matches_numpy(sparse, seed):
     X = _matrix(seed)
     rows = RowSource(sp.csr_matrix(X) if sparse else X)
-    v, u = np.zeros(12), np.zeros(12)
-    w = WeightVector(v, track_norm=True, u=u)
+    w = WeightVector(np.zeros((12, 2)), track_norm=True, averaging=True)
     ref = np.zeros(12)
     total, weights = np.zeros(12), 0.0
     for op in _random_program(seed):
@@ -109,7 +108,7 @@ def test_weight_vector_matches_numpy(sparse, seed):
 def test_weight_vector_fold_keeps_value_and_average():
     X = _matrix(3)
     rows = RowSource(X)
-    w = WeightVector(np.zeros(12), u=np.zeros(12))
+    w = WeightVector(np.zeros((12, 2)), averaging=True)
     w.py_add(rows, 0, 1.0)
     w.py_snapshot()
     w.py_scale(0.25)
@@ -126,3 +125,7 @@ def test_weight_vector_without_averaging_returns_w():
     np.testing.assert_array_equal(w.average(), [3.0, -6.0])
     with pytest.raises(ValueError):
         WeightVector(np.zeros(2), scale=0.0)
+    with pytest.raises(ValueError, match="shape"):
+        WeightVector(np.zeros(2), averaging=True)
+    with pytest.raises(ValueError, match="contiguous"):
+        WeightVector(np.zeros((4, 2))[:, 0])

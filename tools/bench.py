@@ -31,6 +31,8 @@ decorate a function taking a :class:`benchlib.Context` returning a setup dict::
             compare=lambda ref, out: ...,  # -> bool or (bool, "detail")
             extras=lambda out, stats: {...},   # -> {column: value}, optional
             params={"n": n},               # shown in the report, optional
+            finalize=lambda outputs: ...,  # {name: [output of each repeat]} ->
+                                           # {name: {column: value}}, optional
             cleanup=lambda: ...,           # optional
         )
 
@@ -40,7 +42,11 @@ contestant that raises is reported as ``error: ...``; a workload whose setup
 raises (missing data, ...) is reported as ``unavailable: ...``: neither stops
 the rest of the run.  ``extras`` receives the contestant's output and its
 timing stats (``{"median": s, "min": s, "times": [...]}``), so columns such as
-time per epoch can be derived from them.
+time per epoch can be derived from them; ``finalize`` sees every contestant's
+outputs of every repeat, for columns that relate contestants (time to reach the
+best peer's AUC). A contestant may time itself by returning
+``benchlib.Timed(seconds, value)`` (e.g. training time without the evaluation
+between epochs); ``seconds`` then replaces the wall-clock time.
 """
 import argparse
 import datetime

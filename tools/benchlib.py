@@ -88,6 +88,15 @@ def _short(exc):
     return msg if len(msg) <= 200 else msg[:197] + "..."
 
 
+class Timed:
+    """What a contestant returns when it times itself (e.g. training time without
+    the evaluation between epochs): ``seconds`` replaces the wall-clock time."""
+
+    def __init__(self, seconds, value):
+        self.seconds = float(seconds)
+        self.value = value
+
+
 def _call(c):
     """One timed call of a contestant; returns (seconds, output)."""
     arg = c.prepare() if c.prepare is not None else None
@@ -100,6 +109,8 @@ def _call(c):
         t0 = time.perf_counter()
         out = c.run()
         t1 = time.perf_counter()
+    if isinstance(out, Timed):
+        return out.seconds, out.value
     return t1 - t0, out
 
 
@@ -125,6 +136,7 @@ def run_workload(wl, ctx, repeat, warmup, log=print):
         status = {n: ("ok" if isinstance(c, Contestant) else f"unavailable: {c.reason}") for n, c in cons.items()}
         times = {n: [] for n in cons}
         outputs = {}
+        history = {n: [] for n in cons}  # every timed output, for finalize
         live = [n for n in cons if status[n] == "ok"]
 
         def attempt(name):
@@ -149,6 +161,7 @@ def run_workload(wl, ctx, repeat, warmup, log=print):
                 dt = attempt(name)
                 if dt is not None:
                     times[name].append(dt)
+                    history[name].append(outputs[name])
             log(f"  repeat {r + 1}/{repeat}: " + ", ".join(f"{n} {times[n][-1]:.4f}s" for n in order if status[n] == "ok"))
 
         peer_ok = peer in cons and status[peer] == "ok" and times[peer]
@@ -178,6 +191,15 @@ def run_workload(wl, ctx, repeat, warmup, log=print):
                     except Exception as exc:  # noqa: BLE001
                         row["identical"], row["identical_detail"] = False, f"compare raised {_short(exc)}"
             rec["contestants"].append(row)
+        finalize = setup.get("finalize")
+        if finalize is not None:  # columns that compare contestants with each other
+            ok_names = [n for n in cons if status[n] == "ok" and history[n]]
+            try:
+                more = finalize({n: history[n] for n in ok_names})
+            except Exception as exc:  # noqa: BLE001
+                more = {n: {"finalize error": _short(exc)} for n in ok_names}
+            for row in rec["contestants"]:
+                row.setdefault("extras", {}).update(more.get(row["name"], {}))
         rec["columns"] = list(wl.columns)
     finally:
         cleanup = setup.get("cleanup") if isinstance(setup, dict) else None

@@ -1,70 +1,135 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
-"""Stochastic pairwise learners (dissertation 000, Ch.6-7): one loop over sampled pairs.
+"""Stochastic pairwise learners (dissertation 000 Ch.6-7; paper 003 Alg. 1): pair loops.
 
 Each step takes a positive row ``x_i`` and a negative row ``x_j`` (drawn by the
 caller, ALGORITHMS.md 0.2), computes the margin ``m = w.x_i - w.x_j`` with two
-sparse dot products, and applies ``w <- w + c (x_i - x_j)`` as two sparse axpys:
-the difference is never materialised. Regularisation is the scheduled shrink of
-SVMSGD2 (every ``rskip`` steps, O(1) through the weight vector's scale).
+sparse dot products and applies ``w <- w + c (x_i - x_j)`` as two sparse axpys:
+the difference ``z`` is never materialised. Dense and CSR rows come through the
+same :class:`RowSource`, so one loop serves both, bit for bit.
+
+* :func:`hinge_pairs` -- SAM, ASAM, PSAM: hinge loss, subgradient or proximal
+  step, SVMSGD2's scheduled L2 shrink every ``rskip`` steps (O(1) through the
+  scaled weight vector) and optional averaging every ``askip`` steps (exact lazy
+  averaging, O(1) per event).
+* :func:`square_prox_pairs` -- adaDSGD: pairwise square loss with an elastic-net
+  proximal step applied just in time (O(nnz) per step).
 """
 from libc.math cimport pow
 from libc.stdint cimport int32_t, int64_t
 
 from aucopt._kernels._rows cimport RowSource
-from aucopt._kernels._weights cimport WeightVector
+from aucopt._kernels._weights cimport ElasticNetWeights, WeightVector
+
+cdef enum:
+    RULE_SUBGRADIENT = 0
+    RULE_PROXIMAL = 1
+
+# hinge_pairs rules, for Python callers
+SUBGRADIENT = RULE_SUBGRADIENT
+PROXIMAL = RULE_PROXIMAL
+
+# relative size below which ||x_i - x_j||^2 counts as zero (the pair is one point)
+cdef double ZERO_PAIR = 1e-12
 
 
-def sgd_pairs(RowSource X, WeightVector w,
-              const int64_t[::1] pos_rows, const int64_t[::1] neg_rows,
-              double lam, double t0, int64_t t, int64_t rskip, int64_t rcount):
-    """Run SAM steps (dissertation 000 Sec. 6.3, Alg. 10 without averaging).
+cdef double row_dot(const double* vi, const int32_t* ii, Py_ssize_t ni,
+                    const double* vj, const int32_t* ij, Py_ssize_t nj) noexcept nogil:
+    """``x_i . x_j`` of two rows with sorted indices, by merging (O(ni + nj))."""
+    cdef Py_ssize_t a = 0, b = 0
+    cdef double s = 0.0
+    while a < ni and b < nj:
+        if ii[a] == ij[b]:
+            s += vi[a] * vj[b]
+            a += 1
+            b += 1
+        elif ii[a] < ij[b]:
+            a += 1
+        else:
+            b += 1
+    return s
 
-    For ``k = 0 .. len(pos_rows) - 1`` with ``t <- t + 1``::
 
-        eta = 1 / (lam (t + t0))
-        if w.(x_i - x_j) < 1:  w <- w + eta (x_i - x_j)      # hinge subgradient step
-        every rskip steps:      w <- r w,  r = 1 - rskip / (t + t0)
-                                (r = (1 - 1/(t + t0))**rskip when r < 0.8, SVMSGD2's guard)
+cdef inline double pair_sqnorm(RowSource X, Py_ssize_t i, Py_ssize_t j,
+                               const double* vi, const int32_t* ii, Py_ssize_t ni,
+                               const double* vj, const int32_t* ij,
+                               Py_ssize_t nj) noexcept nogil:
+    """``||x_i - x_j||^2`` from cached row norms and one merge; 0 for (near) equal rows."""
+    cdef double norms = X.sqnorm(i) + X.sqnorm(j)
+    cdef double zz = norms - 2.0 * row_dot(vi, ii, ni, vj, ij, nj)
+    return zz if zz > ZERO_PAIR * norms else 0.0
 
-    ``rskip * eta * lam = rskip / (t + t0)``: the shrink is the L2 step of ``rskip``
-    skipped iterations (ALGORITHMS.md erratum 37: no lambda is missing).
+
+def hinge_pairs(RowSource X, WeightVector w,
+                const int64_t[::1] pos_rows, const int64_t[::1] neg_rows, int rule,
+                double lam, double t0, int64_t t, int64_t rskip, int64_t rcount,
+                int64_t askip, int64_t acount):
+    """Pairwise hinge steps of SAM / ASAM (D Alg. 10) or PSAM (D Alg. 11).
+
+    For ``k = 0 .. len(pos_rows) - 1``, with ``t <- t + 1`` and
+    ``eta = 1 / (lam (t + t0))``::
+
+        m = w.(x_i - x_j)
+        SUBGRADIENT (SAM, ASAM):  if m < 1:  w <- w + eta (x_i - x_j)
+        PROXIMAL (PSAM):          if m < 1:  w <- w + tau (x_i - x_j),
+                                  tau = min(eta, (1 - m) / ||x_i - x_j||^2)
+        every rskip steps:        w <- r w,  r = 1 - rskip / (t + t0)
+                                  (r = (1 - 1/(t + t0))**rskip when r < 0.8)
+        every askip steps:        snapshot w into the running average (askip > 0)
+
+    ``tau`` is the closed-form proximal map of the hinge loss (D Appendix A with
+    the clip to [0, 1] the appendix omits: ALGORITHMS.md errata 42-43); pairs with
+    ``||x_i - x_j|| = 0`` are skipped. The shrink equals ``1 - rskip eta lam``
+    (erratum 37: no lambda is missing); the guard is SVMSGD2's.
 
     Parameters
     ----------
     X : RowSource
-    w : WeightVector, updated in place
+    w : WeightVector, updated in place (with an accumulator when askip > 0)
     pos_rows, neg_rows : int64 arrays of equal length
-        Row indices of the positive and negative example of each step.
+        Row indices of the positive and the negative example of each step.
+    rule : SUBGRADIENT or PROXIMAL
     lam, t0 : float
-        Regularisation strength and step offset.
     t : int
         Steps taken before this call.
     rskip, rcount : int
-        Regularisation period and the steps left before the next shrink.
+        Regularisation period and steps left before the next shrink.
+    askip, acount : int
+        Averaging period (0 = no averaging) and steps left before the next snapshot.
 
     Returns
     -------
-    (t, rcount) after the last step.
+    (t, rcount, acount) after the last step.
     """
     cdef Py_ssize_t k, n_steps = pos_rows.shape[0]
-    cdef Py_ssize_t ni, nj
+    cdef Py_ssize_t i, j, ni, nj
     cdef const double* vi
     cdef const double* vj
     cdef const int32_t* ii
     cdef const int32_t* ij
-    cdef double eta, m, r, tt
+    cdef double eta, m, r, tt, step, zz
     if neg_rows.shape[0] != n_steps:
         raise ValueError("pos_rows and neg_rows must have the same length")
+    if rule != RULE_SUBGRADIENT and rule != RULE_PROXIMAL:
+        raise ValueError(f"unknown rule {rule}")
+    if askip > 0 and not w.averaging:
+        raise ValueError("averaging needs a WeightVector with an accumulator")
     with nogil:
         for k in range(n_steps):
             t += 1
             tt = <double>t + t0
             eta = 1.0 / (lam * tt)
-            ni = X.row(pos_rows[k], &vi, &ii)
-            nj = X.row(neg_rows[k], &vj, &ij)
+            i = pos_rows[k]
+            j = neg_rows[k]
+            ni = X.row(i, &vi, &ii)
+            nj = X.row(j, &vj, &ij)
             m = w.dot(vi, ii, ni) - w.dot(vj, ij, nj)
             if m < 1.0:
-                w.add_pair(eta, vi, ii, ni, vj, ij, nj, m, 0.0)
+                step = eta
+                if rule == RULE_PROXIMAL:
+                    zz = pair_sqnorm(X, i, j, vi, ii, ni, vj, ij, nj)
+                    step = 0.0 if zz == 0.0 else min(eta, (1.0 - m) / zz)
+                if step > 0.0:
+                    w.add_pair(step, vi, ii, ni, vj, ij, nj, m, 0.0)
             rcount -= 1
             if rcount <= 0:
                 r = 1.0 - <double>rskip / tt
@@ -72,4 +137,46 @@ def sgd_pairs(RowSource X, WeightVector w,
                     r = pow(1.0 - 1.0 / tt, <double>rskip)
                 w.scale_by(r)
                 rcount = rskip
-    return t, rcount
+            if askip > 0:
+                acount -= 1
+                if acount <= 0:
+                    w.snapshot(1.0)
+                    acount = askip
+    return t, rcount, acount
+
+
+def square_prox_pairs(RowSource X, ElasticNetWeights w,
+                      const int64_t[::1] pos_rows, const int64_t[::1] neg_rows,
+                      double step, double weight, double theta, double shrink):
+    """adaDSGD steps (paper 003 Alg. 1 inner loop): pairwise square loss + elastic net.
+
+    For each pair::
+
+        m = w.(x_i - x_j)
+        w <- w + step * weight * 2 (1 - m) (x_i - x_j)     # gradient of weight (1 - m)^2
+        w <- soft(w, theta) / shrink                         # prox of the elastic net
+
+    ``weight`` is the importance weight ``c_s`` of the stage, ``theta = step * l1``
+    and ``shrink = 1 + step * l2`` (``1 + 2 step l2`` for the printed eq. 24); the
+    prox is applied just in time (ALGORITHMS.md 0.1), so a step costs O(nnz).
+    """
+    cdef Py_ssize_t k, n_steps = pos_rows.shape[0]
+    cdef Py_ssize_t ni, nj
+    cdef const double* vi
+    cdef const double* vj
+    cdef const int32_t* ii
+    cdef const int32_t* ij
+    cdef double m, c
+    if neg_rows.shape[0] != n_steps:
+        raise ValueError("pos_rows and neg_rows must have the same length")
+    with nogil:
+        for k in range(n_steps):
+            ni = X.row(pos_rows[k], &vi, &ii)
+            nj = X.row(neg_rows[k], &vj, &ij)
+            w.touch(vi, ii, ni)
+            w.touch(vj, ij, nj)
+            m = w.dot(vi, ii, ni) - w.dot(vj, ij, nj)
+            c = step * weight * 2.0 * (1.0 - m)
+            w.add(c, vi, ii, ni)
+            w.add(-c, vj, ij, nj)
+            w.prox_step(theta, shrink)

@@ -16,7 +16,8 @@ in canonical form (sorted, duplicate-free indices): then dense and CSR input giv
 bit-identical dot products, because the extra zeros of a dense row add exact
 zeros to the sums. ``aucopt.base`` canonicalises once during validation.
 
-Squared row norms are computed once at construction (O(nnz)) for the kernels
+Squared row norms are computed once at construction (O(nnz), summed in index
+order so that dense and CSR rows give identical values) for the kernels
 that need ``||x||^2`` (projections, proximal steps, maintained ``||w||^2``).
 """
 import numpy as np
@@ -57,7 +58,6 @@ cdef class RowSource:
             data = np.ascontiguousarray(X.data)
             indices = np.ascontiguousarray(X.indices, dtype=np.int32)
             indptr = np.ascontiguousarray(X.indptr, dtype=np.int64)
-            norms = np.asarray(X.multiply(X).sum(axis=1), dtype=np.float64).ravel()
             data_view = data
             ind_view = indices
             ptr_view = indptr
@@ -76,20 +76,35 @@ cdef class RowSource:
             data = X
             indices = np.arange(d, dtype=np.int32)
             indptr = None
-            norms = np.einsum("ij,ij->i", X, X)
             dense_view = X
             ind_view = indices
             self.data = &dense_view[0, 0] if n > 0 and d > 0 else NULL
             self.indices = &ind_view[0] if d > 0 else NULL
             self.indptr = NULL
             self.dense = True
-        norms = np.ascontiguousarray(norms, dtype=np.float64)
-        norm_view = norms
-        self.sqnorms = &norm_view[0] if n > 0 else NULL
         self.n_rows = n
         self.n_features = d
+        norms = np.empty(n, dtype=np.float64)
+        self._fill_sqnorms(norms)
+        norm_view = norms
+        self.sqnorms = &norm_view[0] if n > 0 else NULL
         # keep every array the raw pointers refer to alive
         self._refs = (X, data, indices, indptr, norms)
+
+    cdef void _fill_sqnorms(self, double[::1] out):
+        # one sequential sum per row, in index order: dense rows only add exact
+        # zeros, so dense and CSR input give bit-identical norms
+        cdef const double* vals
+        cdef const int32_t* ind
+        cdef Py_ssize_t i, k, nnz
+        cdef double s
+        with nogil:
+            for i in range(self.n_rows):
+                nnz = self.row(i, &vals, &ind)
+                s = 0.0
+                for k in range(nnz):
+                    s += vals[k] * vals[k]
+                out[i] = s
 
     cdef Py_ssize_t row(self, Py_ssize_t i, const double** vals,
                         const int32_t** ind) noexcept nogil:
@@ -107,6 +122,15 @@ cdef class RowSource:
     cdef double sqnorm(self, Py_ssize_t i) noexcept nogil:
         """Squared Euclidean norm of row ``i`` (cached)."""
         return self.sqnorms[i]
+
+    def max_sqnorm(self):
+        """Largest squared row norm (0.0 for no rows)."""
+        cdef Py_ssize_t i
+        cdef double s = 0.0
+        for i in range(self.n_rows):
+            if self.sqnorms[i] > s:
+                s = self.sqnorms[i]
+        return s
 
     def get_row(self, Py_ssize_t i):
         """Return ``(indices, values)`` of row ``i`` as new arrays (for tests)."""

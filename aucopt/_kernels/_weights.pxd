@@ -13,8 +13,8 @@ cdef class WeightVector:
     cdef readonly double avg_q
     cdef double fold_low
     cdef double fold_high
-    cdef object _v_arr
-    cdef object _u_arr
+    cdef Py_ssize_t stride
+    cdef object _state
 
     cdef double dot(self, const double* vals, const int32_t* ind,
                     Py_ssize_t nnz) noexcept nogil
@@ -27,3 +27,23 @@ cdef class WeightVector:
     cdef void scale_by(self, double a) noexcept nogil
     cdef void snapshot(self, double weight) noexcept nogil
     cdef void fold(self) noexcept nogil
+
+
+cdef class ElasticNetWeights:
+    cdef double* w
+    cdef double* stamp_p
+    cdef double* stamp_r
+    cdef readonly Py_ssize_t n_features
+    cdef readonly double P
+    cdef readonly double R
+    cdef object _arrays
+
+    cdef void _update(self, Py_ssize_t k) noexcept nogil
+    cdef void touch(self, const double* vals, const int32_t* ind,
+                    Py_ssize_t nnz) noexcept nogil
+    cdef double dot(self, const double* vals, const int32_t* ind,
+                    Py_ssize_t nnz) noexcept nogil
+    cdef void add(self, double c, const double* vals, const int32_t* ind,
+                  Py_ssize_t nnz) noexcept nogil
+    cdef void prox_step(self, double theta, double c) noexcept nogil
+    cdef void materialize_all(self) noexcept nogil
