@@ -56,20 +56,24 @@ class _PairwiseSGD(OnlineMixin, BaseLearner):
 
     def _fit(self, X, y):
         self._init_state(X.shape[1])
-        for _ in range(self.n_epochs):
-            self._partial_fit(X, y)
+        self._epochs(X, y, self.n_epochs)
 
     def _partial_fit(self, X, y):
+        self._epochs(X, y, 1)
+
+    def _epochs(self, X, y, n_epochs):
         pos = np.flatnonzero(y > 0)
         neg = np.flatnonzero(y < 0)
         if pos.size == 0 or neg.size == 0:
             return
-        start = time.perf_counter()
-        self._epoch(RowSource(X), pos, neg)
-        _check_finite(self)
-        self.n_epochs_done_ += 1
-        if self.verbose:
-            self._report(X, y, f"epoch {self.n_epochs_done_}", time.perf_counter() - start)
+        rows = RowSource(X)  # once per call: its row norms cost a pass over X
+        for _ in range(n_epochs):
+            start = time.perf_counter()
+            self._epoch(rows, pos, neg)
+            _check_finite(self)
+            self.n_epochs_done_ += 1
+            if self.verbose:
+                self._report(X, y, f"epoch {self.n_epochs_done_}", time.perf_counter() - start)
 
     def _report(self, X, y, what, seconds):
         from aucopt.metrics import roc_auc
