@@ -16,7 +16,7 @@ import numpy as np
 import scipy.sparse as sp
 
 DEMO_DATASET = "spambase"
-DEMO_LEARNER = "sam"
+DEMO_LEARNER = "psam"
 
 
 class _Parser(argparse.ArgumentParser):
