@@ -109,6 +109,9 @@ def print_table(title, rows):
         print("| " + " | ".join(cells) + " |")
 
 
+# run as a script this module is __main__: let ``from reproduce import ...`` in the
+# experiment modules find this copy (and its EXPERIMENTS), not a second one
+sys.modules.setdefault("reproduce", sys.modules[__name__])
 for _path in sorted(glob.glob(os.path.join(TOOLS, "repro_*.py"))):
     importlib.import_module(os.path.splitext(os.path.basename(_path))[0])
 

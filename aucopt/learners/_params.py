@@ -1,6 +1,8 @@
 """Parameter checks shared by the learners (raised at fit time, not in __init__)."""
 import numbers
 
+import numpy as np
+
 
 def check_positive(name, value, *, allow_zero=False):
     """``value`` must be a real number > 0 (>= 0 with ``allow_zero``)."""
@@ -17,3 +19,11 @@ def check_count(name, value, minimum=1):
         raise TypeError(f"{name} must be an integer, got {type(value).__name__} {value!r}")
     if value < minimum:
         raise ValueError(f"{name} must be >= {minimum}, got {value!r}")
+
+
+def check_finite_coef(learner):
+    """Raise if training diverged; the learner's transaction then restores the model."""
+    if not np.isfinite(learner.coef_).all():
+        raise FloatingPointError(
+            f"{type(learner).__name__} diverged (non-finite weights); lower the step size "
+            "or raise lam, or scale the features (aucopt.datasets.Scaler)")

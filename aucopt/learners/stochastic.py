@@ -21,7 +21,7 @@ from aucopt._kernels._pairwise import PROXIMAL, SUBGRADIENT, hinge_pairs, square
 from aucopt._kernels._rows import RowSource
 from aucopt._kernels._weights import ElasticNetWeights, WeightVector
 from aucopt.base import BaseLearner, OnlineMixin, check_random_state
-from aucopt.learners._params import check_count, check_positive
+from aucopt.learners._params import check_count, check_finite_coef, check_positive
 from aucopt.registry import register
 
 
@@ -30,13 +30,6 @@ def _draw_pairs(rng, pos, neg, n_steps):
     pos_rows = pos[rng.integers(0, pos.size, size=n_steps)].astype(np.int64)
     neg_rows = neg[rng.integers(0, neg.size, size=n_steps)].astype(np.int64)
     return pos_rows, neg_rows
-
-
-def _check_finite(learner):
-    if not np.isfinite(learner.coef_).all():
-        raise FloatingPointError(
-            f"{type(learner).__name__} diverged (non-finite weights); use a smaller step "
-            "or a larger lam, or scale the features (aucopt.datasets.Scaler)")
 
 
 def _check_common(learner):
@@ -70,7 +63,7 @@ class _PairwiseSGD(OnlineMixin, BaseLearner):
         for _ in range(n_epochs):
             start = time.perf_counter()
             self._epoch(rows, pos, neg)
-            _check_finite(self)
+            check_finite_coef(self)
             self.n_epochs_done_ += 1
             if self.verbose:
                 self._report(X, y, f"epoch {self.n_epochs_done_}", time.perf_counter() - start)
@@ -386,7 +379,7 @@ class AdaDSGD(_PairwiseSGD):
         for _ in range(self.n_epochs - 1):
             start = time.perf_counter()
             self._stage(rows, pos, neg, X.shape[0], X.shape[0])
-            _check_finite(self)
+            check_finite_coef(self)
             self.n_epochs_done_ += 1
             if self.verbose:
                 self._report(X, y, f"epoch {self.n_epochs_done_}", time.perf_counter() - start)
@@ -441,7 +434,7 @@ class AdaDSGD(_PairwiseSGD):
             neg = prefix[y[prefix] < 0]
             n_steps = m if self.inner == "alg1" else int(math.ceil(m ** (4.0 / 3.0)))
             self._stage(rows, pos, neg, m, n_steps)
-            _check_finite(self)
+            check_finite_coef(self)
             if self.verbose:
                 self._report(X, y, f"stage {stage + 1}/{n_stages} (m = {m})",
                              time.perf_counter() - start)
