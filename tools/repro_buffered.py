@@ -1,0 +1,122 @@
+"""Reproduction of dissertation 000 Ch.4 (Tables 4.3 and 4.5; ALGORITHMS.md 9, 11.2, 11.4).
+
+Protocol (D Sec. 4.5): per run a random permutation of the data (at most 8,000
+random rows for benchmark sets, 2,000 for high-dimensional sets), 5 folds with
+4 training / 1 test, the learners see the training rows once in that permuted
+order; C chosen from 2^[-10:10] by 3-fold CV on the training part; buffers 50 per
+class, eta = 0.7; AUC averaged over 10 runs x 5 folds (benchmark) and 5 x 5
+(high-dimensional). "Scaled similarly" is not specified (erratum 58): dense sets
+are standardised with the training part's mean / std; text rows are the L2-unit
+TF-IDF rows as stored. Binarisation as D Sec. 4.5.1 where our files allow it:
+news20 = labels < 5 vs rest (D's rule, not the project task's 1..5), sector =
+labels <= 10 vs rest. Differences from D's data: vehicle is 'van' vs rest (D:
+class 1 of LIBSVM's vehicle), our news20 is the bydate TF-IDF (D: LIBSVM news20
+training part), reuters_acq (ModApte acq vs rest) is not D's Reuters task, so it
+is reported without a paper value. Sets of Tables 4.1 / 4.2 we do not hold are
+skipped (glass, heart, svmguide3/4, australian, segment, acoustic, cod-rna,
+covtype; farm-ads, rcv1, real-sim).
+
+``--quick``: 1 run, grid 2^[-10:10:4], to check the pipeline in a few minutes.
+"""
+import numpy as np
+
+import aucopt
+from aucopt.datasets import binarize
+from aucopt.metrics import roc_auc
+from reproduce import experiment, kfold_runs, mean_std, select
+from tasks import TASKS, _load_file, load_pooled
+
+# D Table 4.3 (benchmark, 10 runs): CBR_RS, CBR_FIFO, OAM_seq
+TABLE_4_3 = {
+    "ionosphere": {"CBR_RS": (0.950, 0.027), "CBR_FIFO": (0.951, 0.028),
+                   "OAM_seq": (0.946, 0.025)},
+    "german": {"CBR_RS": (0.782, 0.024), "CBR_FIFO": (0.780, 0.019),
+               "OAM_seq": (0.731, 0.028)},
+    "spambase": {"CBR_RS": (0.941, 0.006), "CBR_FIFO": (0.942, 0.006),
+                 "OAM_seq": (0.897, 0.043)},
+    "magic04": {"CBR_RS": (0.799, 0.006), "CBR_FIFO": (0.801, 0.006),
+                "OAM_seq": (0.757, 0.015)},
+    "pima_diabetes": {"CBR_RS": (0.700, 0.021), "CBR_FIFO": (0.707, 0.033),
+                      "OAM_seq": (0.648, 0.040)},
+    "vehicle_van": {"CBR_RS": (0.846, 0.031), "CBR_FIFO": (0.846, 0.034),
+                    "OAM_seq": (0.761, 0.078)},
+}
+# D Table 4.5 (high-dimensional, 5 runs): CBR-diag_FIFO, OAM_seq
+TABLE_4_5 = {
+    "news20": {"CBR-diag_FIFO": (0.956, 0.003), "OAM_seq": (0.944, 0.005)},
+    "sector": {"CBR-diag_FIFO": (0.927, 0.009), "OAM_seq": (0.857, 0.008)},
+    "reuters_acq": {},
+}
+LEARNERS = {
+    "CBR_RS": ("cbr", {"buffer": "reservoir"}),
+    "CBR_FIFO": ("cbr", {"buffer": "fifo"}),
+    "CBR-diag_FIFO": ("cbr_diag", {"buffer": "fifo"}),
+    "OAM_seq": ("oam_seq", {"buffer": "reservoir"}),
+}
+
+
+def _data(name):
+    if name == "news20":  # D Sec. 4.5.1: "labels less than five" vs rest
+        train, test, d, _, _ = TASKS["news20"]
+        X, y = _load_file(train, d)
+        X_te, y_te = _load_file(test, d)
+        import scipy.sparse as sp
+
+        X = sp.vstack([X, X_te], format="csr")
+        return X, binarize(np.concatenate([y, y_te]), lambda v: v < 5)
+    return load_pooled(name)
+
+
+def _standardise(X_tr, X_te):
+    mu = X_tr.mean(axis=0)
+    sd = X_tr.std(axis=0)
+    sd[sd == 0] = 1.0
+    return (X_tr - mu) / sd, (X_te - mu) / sd
+
+
+def _protocol(args, table, max_rows, runs, dense):
+    grid = [2.0**k for k in (range(-10, 11, 4) if args.quick else range(-10, 11))]
+    n_runs = args.runs or (1 if args.quick else runs)
+    rows = []
+    for dataset, paper in table.items():
+        X, y = _data(dataset)
+        if dense:
+            X = X.toarray()
+        names = [k for k in LEARNERS if k in paper] or ["CBR-diag_FIFO", "OAM_seq"]
+        aucs = {k: [] for k in names}
+        chosen = {k: [] for k in names}
+        rng = np.random.default_rng(args.seed)
+        for run in range(n_runs):
+            perm = rng.permutation(X.shape[0])[:max_rows]
+            Xp, yp = X[perm], y[perm]
+            for _, _, tr, te in kfold_runs(len(yp), 5, 1, args.seed + run, yp):
+                tr = tr[rng.permutation(tr.size)]  # stream order: random
+                X_tr, X_te = Xp[tr], Xp[te]
+                if dense:
+                    X_tr, X_te = _standardise(X_tr, X_te)
+                for key in names:
+                    learner, params = LEARNERS[key]
+
+                    def make(C, learner=learner, params=params):
+                        return aucopt.get(learner, C=C, buffer_size=50, random_state=run,
+                                          **params)
+
+                    C = select(make, {"C": grid}, X_tr, yp[tr], 3, args.seed)["C"]
+                    model = make(C).fit(X_tr, yp[tr])
+                    aucs[key].append(roc_auc(yp[te], model.decision_function(X_te)))
+                    chosen[key].append(np.log2(C))
+        for key in names:
+            rows.append({"dataset": dataset, "learner": key, "ours": mean_std(aucs[key]),
+                         "paper": paper.get(key), "n": len(yp),
+                         "median log2 C": float(np.median(chosen[key]))})
+    return rows
+
+
+@experiment("cbr_benchmark", "D Table 4.3: CBR_RS, CBR_FIFO, OAM_seq on benchmark sets")
+def _benchmark(args):
+    return _protocol(args, TABLE_4_3, 8000, 10, dense=True)
+
+
+@experiment("cbr_highdim", "D Table 4.5: CBR-diag_FIFO, OAM_seq on high-dimensional sets")
+def _highdim(args):
+    return _protocol(args, TABLE_4_5, 2000, 5, dense=False)
