@@ -363,6 +363,15 @@ class BaseLearner:
         _, threshold = optroc_accuracy(y, scores, return_threshold=True)
         self.intercept_ = -float(threshold)
 
+    def _report(self, X, y, what, seconds, detail=""):
+        """One ``verbose`` progress line: what was done, ``||w||``, AUC on ``(X, y)``."""
+        from aucopt.metrics import roc_auc
+
+        auc = roc_auc(y, self._raw_scores(X)) if np.unique(y).size == 2 else float("nan")
+        print(f"-- {type(self).__name__} {what}: {detail}|w| "
+              f"{np.linalg.norm(self.coef_):.4g}, train AUC {auc:.4f}, {seconds:.3f} s",
+              flush=True)
+
     # ---- prediction
 
     def _check_fitted(self):

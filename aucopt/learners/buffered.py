@@ -122,20 +122,14 @@ class _Buffered(OnlineMixin, BaseLearner):
         self.t_ += n
         self._finish_chunk()
         if self.verbose:
-            self._report(X, y, time.perf_counter() - start_time)
+            count = self.buffer_count_
+            self._report(X, y, "chunk", time.perf_counter() - start_time,
+                         f"arrivals {self.t_}, model updates {self.n_updates_}, buffers "
+                         f"+{count[1]}/-{count[0]} of {self.buffer_size_}, ")
 
     def _finish_chunk(self):
         """Hook run after every chunk (CBR symmetrizes its covariance)."""
 
-    def _report(self, X, y, seconds):
-        from aucopt.metrics import roc_auc
-
-        auc = roc_auc(y, self._raw_scores(X)) if np.unique(y).size == 2 else float("nan")
-        count = self.buffer_count_
-        print(f"-- {type(self).__name__}: arrivals {self.t_}, model updates "
-              f"{self.n_updates_}, buffers +{count[1]}/-{count[0]} of {self.buffer_size_}, "
-              f"|w| {np.linalg.norm(self.coef_):.4g}, chunk AUC {auc:.4f}, "
-              f"{seconds:.3f} s", flush=True)
 
 
 _COMMON_PARAMS = """

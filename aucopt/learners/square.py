@@ -67,15 +67,8 @@ class _SquareBase(OnlineMixin, BaseLearner):
         self._run(X, y)
         check_finite_coef(self)
         if self.verbose:
-            self._report(X, y, time.perf_counter() - start)
+            self._report(X, y, "pass", time.perf_counter() - start, f"{X.shape[0]} rows, ")
 
-    def _report(self, X, y, seconds, what="pass"):
-        from aucopt.metrics import roc_auc
-
-        auc = roc_auc(y, self._raw_scores(X)) if np.unique(y).size == 2 else float("nan")
-        print(f"-- {type(self).__name__} {what}: {X.shape[0]} rows, |w| "
-              f"{np.linalg.norm(self.coef_):.4g}, train AUC {auc:.4f}, {seconds:.3f} s",
-              flush=True)
 
 
 # --------------------------------------------------------------------------- OPAUC
@@ -644,8 +637,8 @@ class SPAM(_SquareBase):
                      l1, float(self.eta), self.t0_, self.schedule == "invsqrt")
         w.py_fold()
         self.t_ = int(st[0])
-        if self.verbose > 1:
-            self._report(X, y, time.perf_counter() - start, "epoch")
+        if self.verbose:
+            self._report(X, y, "epoch", time.perf_counter() - start, f"{X.shape[0]} rows, ")
 
 
 # --------------------------------------------------------------------------- SPDAM

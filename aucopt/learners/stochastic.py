@@ -66,15 +66,9 @@ class _PairwiseSGD(OnlineMixin, BaseLearner):
             check_finite_coef(self)
             self.n_epochs_done_ += 1
             if self.verbose:
-                self._report(X, y, f"epoch {self.n_epochs_done_}", time.perf_counter() - start)
+                self._report(X, y, f"epoch {self.n_epochs_done_}",
+                             time.perf_counter() - start, f"steps {self.t_}, ")
 
-    def _report(self, X, y, what, seconds):
-        from aucopt.metrics import roc_auc
-
-        auc = roc_auc(y, self._raw_scores(X))
-        print(f"-- {type(self).__name__} {what}: steps {self.t_}, "
-              f"|w| {np.linalg.norm(self.coef_):.4g}, train AUC {auc:.4f}, "
-              f"{seconds:.3f} s", flush=True)
 
 
 class _HingeSGD(_PairwiseSGD):
@@ -382,7 +376,8 @@ class AdaDSGD(_PairwiseSGD):
             check_finite_coef(self)
             self.n_epochs_done_ += 1
             if self.verbose:
-                self._report(X, y, f"epoch {self.n_epochs_done_}", time.perf_counter() - start)
+                self._report(X, y, f"epoch {self.n_epochs_done_}",
+                             time.perf_counter() - start, f"steps {self.t_}, ")
 
     def _init_state(self, n_features):
         self.coef_ = np.zeros(n_features)
@@ -437,6 +432,6 @@ class AdaDSGD(_PairwiseSGD):
             check_finite_coef(self)
             if self.verbose:
                 self._report(X, y, f"stage {stage + 1}/{n_stages} (m = {m})",
-                             time.perf_counter() - start)
+                             time.perf_counter() - start, f"steps {self.t_}, ")
             m = min(n, int(math.ceil(growth * m)))
         self.n_epochs_done_ += 1
