@@ -556,6 +556,11 @@ def load(path):
             raise ValueError(f"{path!r} was written by a newer aucopt "
                              f"({meta.get('aucopt_version')}); upgrade aucopt to load it")
         arrays = {k: npz[k] for k in meta["arrays"]}
+    names = list(meta["attributes"]) + list(meta["arrays"])
+    bad = [k for k in names if not (k.isidentifier() and k.endswith("_")
+                                     and not k.startswith("_"))]
+    if bad:
+        raise ValueError(f"malformed model file: {bad} are not fitted-attribute names")
     cls = get_class(meta["learner"])
     params = {k: _from_json(v) for k, v in meta["params"].items()}
     learner = cls(**params)

@@ -98,3 +98,18 @@ def test_unsaveable_parameter_is_reported(tmp_path):
     model.set_params(pos_label=object())
     with pytest.raises(TypeError, match="cannot save parameter 'pos_label'"):
         model.save(tmp_path / "bad.npz")
+
+
+def test_attribute_names_in_the_file_are_checked(tmp_path):
+    """Metadata cannot set anything but fitted attributes (e.g. ``__class__``)."""
+    X, y = _data(6)
+    path = tmp_path / "m.npz"
+    aucopt.get("sam", random_state=0).fit(X, y).save(path)
+    with np.load(path) as npz:
+        members = {k: npz[k] for k in npz.files}
+    meta = json.loads(members["__aucopt_meta__"].tobytes())
+    meta["attributes"]["__class__"] = "x"
+    members["__aucopt_meta__"] = np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)
+    np.savez(path, **members)
+    with pytest.raises(ValueError, match="not fitted-attribute names"):
+        aucopt.load(path)
