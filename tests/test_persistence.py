@@ -57,15 +57,27 @@ def test_saved_file_is_json_plus_plain_arrays(tmp_path):
     assert meta["attributes"]["random_state_"]["__generator__"]["bit_generator"] == "PCG64"
 
 
-def test_object_arrays_are_refused_at_load(tmp_path):
-    """A file carrying a pickled object array must not be unpickled."""
+def _tampered(tmp_path, edit_members=None, edit_meta=None):
+    """Save a fitted SAM, rewrite its file through the edit callbacks, return the path."""
     X, y = _data(3)
     path = tmp_path / "m.npz"
     aucopt.get("sam", random_state=0).fit(X, y).save(path)
     with np.load(path) as npz:
         members = {k: npz[k] for k in npz.files}
-    members["coef_"] = np.array([object()], dtype=object)
+    if edit_meta is not None:
+        meta = json.loads(members["__aucopt_meta__"].tobytes())
+        edit_meta(meta)
+        members["__aucopt_meta__"] = np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)
+    if edit_members is not None:
+        edit_members(members)
     np.savez(path, **members)
+    return path
+
+
+def test_object_arrays_are_refused_at_load(tmp_path):
+    """A file carrying a pickled object array must not be unpickled."""
+    path = _tampered(tmp_path, edit_members=lambda m: m.update(
+        coef_=np.array([object()], dtype=object)))
     with pytest.raises(ValueError, match="allow_pickle"):
         aucopt.load(path)
 
@@ -78,18 +90,11 @@ def test_not_a_model_file(tmp_path):
 
 
 def test_unknown_bit_generator_is_refused(tmp_path):
-    X, y = _data(4)
-    path = tmp_path / "m.npz"
-    aucopt.get("sam", random_state=0).fit(X, y).save(path)
-    with np.load(path) as npz:
-        members = {k: npz[k] for k in npz.files}
-    meta = json.loads(members["__aucopt_meta__"].tobytes())
-    meta["attributes"]["random_state_"]["__generator__"]["bit_generator"] = "os.system"
-    members["__aucopt_meta__"] = np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)
-    np.savez(path, **members)
-    with pytest.raises(ValueError, match="unknown bit generator"):
-        aucopt.load(path)
+    def edit(meta):
+        meta["attributes"]["random_state_"]["__generator__"]["bit_generator"] = "os.system"
 
+    with pytest.raises(ValueError, match="unknown bit generator"):
+        aucopt.load(_tampered(tmp_path, edit_meta=edit))
 
 def test_unsaveable_parameter_is_reported(tmp_path):
     X, y = _data(5)
@@ -102,14 +107,8 @@ def test_unsaveable_parameter_is_reported(tmp_path):
 
 def test_attribute_names_in_the_file_are_checked(tmp_path):
     """Metadata cannot set anything but fitted attributes (e.g. ``__class__``)."""
-    X, y = _data(6)
-    path = tmp_path / "m.npz"
-    aucopt.get("sam", random_state=0).fit(X, y).save(path)
-    with np.load(path) as npz:
-        members = {k: npz[k] for k in npz.files}
-    meta = json.loads(members["__aucopt_meta__"].tobytes())
-    meta["attributes"]["__class__"] = "x"
-    members["__aucopt_meta__"] = np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)
-    np.savez(path, **members)
+    def edit(meta):
+        meta["attributes"]["__class__"] = "x"
+
     with pytest.raises(ValueError, match="not fitted-attribute names"):
-        aucopt.load(path)
+        aucopt.load(_tampered(tmp_path, edit_meta=edit))
