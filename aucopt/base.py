@@ -23,7 +23,6 @@ without importing scikit-learn:
 """
 import contextlib
 import copy
-import inspect
 import json
 import numbers
 import os
@@ -33,6 +32,7 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 import scipy.sparse as sp
 
+from aucopt._estimator import Estimator
 from aucopt.exceptions import DataConversionWarning, not_fitted_error
 
 __all__ = ["Learner", "BaseLearner", "OnlineMixin", "check_X", "check_y", "load",
@@ -260,7 +260,7 @@ def check_random_state(random_state):
 # --------------------------------------------------------------------------- learner
 
 
-class BaseLearner:
+class BaseLearner(Estimator):
     """Common machinery of every aucopt learner (see the module docstring).
 
     Subclasses define ``__init__`` (storing parameters only) and ``_fit(X, y)``,
@@ -270,44 +270,6 @@ class BaseLearner:
     """
 
     _estimator_type = "classifier"
-
-    # ---- parameters (scikit-learn conventions)
-
-    @classmethod
-    def _get_param_names(cls):
-        sig = inspect.signature(cls.__init__)
-        names = []
-        for p in list(sig.parameters.values())[1:]:
-            if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
-                raise TypeError(f"{cls.__name__}.__init__ must list its parameters "
-                                "explicitly (no *args/**kwargs)")
-            names.append(p.name)
-        return sorted(names)
-
-    def get_params(self, deep=True):
-        """Parameters of this learner (the ``__init__`` arguments) as a dict."""
-        return {name: getattr(self, name) for name in self._get_param_names()}
-
-    def set_params(self, **params):
-        """Set parameters by name; unknown names raise ``ValueError``. Returns self."""
-        valid = self._get_param_names()
-        for key, value in params.items():
-            if key not in valid:
-                raise ValueError(f"Invalid parameter {key!r} for {type(self).__name__}; "
-                                 f"valid parameters are {valid}")
-            setattr(self, key, value)
-        return self
-
-    def __repr__(self):
-        defaults = {p.name: p.default for p in
-                    inspect.signature(type(self).__init__).parameters.values()}
-        shown = []
-        for name in self._get_param_names():
-            value = getattr(self, name)
-            default = defaults.get(name, inspect.Parameter.empty)
-            if default is inspect.Parameter.empty or not _same(value, default):
-                shown.append(f"{name}={value!r}")
-        return f"{type(self).__name__}({', '.join(shown)})"
 
     def __sklearn_tags__(self):
         # only scikit-learn calls this, so it is installed when we get here
@@ -462,13 +424,6 @@ class BaseLearner:
         with _open_for_write(path) as fh:
             np.savez(fh, **{_META_KEY: blob}, **arrays)
         return self
-
-
-def _same(a, b):
-    try:
-        return bool(a == b) and type(a) is type(b)
-    except (TypeError, ValueError):
-        return a is b
 
 
 @contextlib.contextmanager

@@ -1,0 +1,57 @@
+"""Parameters by scikit-learn's conventions, shared by learners and feature maps.
+
+An :class:`Estimator` subclass lists its parameters in ``__init__`` (which only
+stores them); ``get_params`` / ``set_params`` / ``repr`` read that signature, so
+``sklearn.base.clone``, ``Pipeline`` and ``GridSearchCV`` work without aucopt
+importing scikit-learn.
+"""
+import inspect
+
+__all__ = ["Estimator"]
+
+
+class Estimator:
+    """Parameter handling from the ``__init__`` signature (no ``*args``/``**kwargs``)."""
+
+    @classmethod
+    def _get_param_names(cls):
+        sig = inspect.signature(cls.__init__)
+        names = []
+        for p in list(sig.parameters.values())[1:]:
+            if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+                raise TypeError(f"{cls.__name__}.__init__ must list its parameters "
+                                "explicitly (no *args/**kwargs)")
+            names.append(p.name)
+        return sorted(names)
+
+    def get_params(self, deep=True):
+        """Parameters of this object (the ``__init__`` arguments) as a dict."""
+        return {name: getattr(self, name) for name in self._get_param_names()}
+
+    def set_params(self, **params):
+        """Set parameters by name; unknown names raise ``ValueError``. Returns self."""
+        valid = self._get_param_names()
+        for key, value in params.items():
+            if key not in valid:
+                raise ValueError(f"Invalid parameter {key!r} for {type(self).__name__}; "
+                                 f"valid parameters are {valid}")
+            setattr(self, key, value)
+        return self
+
+    def __repr__(self):
+        defaults = {p.name: p.default for p in
+                    inspect.signature(type(self).__init__).parameters.values()}
+        shown = []
+        for name in self._get_param_names():
+            value = getattr(self, name)
+            default = defaults.get(name, inspect.Parameter.empty)
+            if default is inspect.Parameter.empty or not _same(value, default):
+                shown.append(f"{name}={value!r}")
+        return f"{type(self).__name__}({', '.join(shown)})"
+
+
+def _same(a, b):
+    try:
+        return bool(a == b) and type(a) is type(b)
+    except (TypeError, ValueError):
+        return a is b
