@@ -12,7 +12,7 @@ imported on first use, so ``import aucopt`` stays cheap for the command line.
 """
 import importlib
 
-__version__ = "0.1.0"
+from aucopt._version import __version__
 
 _LAZY = {
     "get": ("aucopt.registry", "get"),

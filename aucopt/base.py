@@ -1,46 +1,56 @@
-"""The Learner protocol, the shared base class, and model persistence.
+"""The Learner protocol and the learner skeleton every aucopt learner is built on.
 
 Every aucopt learner is a scikit-learn compatible binary estimator written
 without importing scikit-learn:
 
-* ``__init__`` only stores its parameters; ``get_params``/``set_params`` read the
-  ``__init__`` signature, so ``sklearn.base.clone``, ``Pipeline`` and
-  ``GridSearchCV(scoring="roc_auc")`` work;
-* one validation path (:func:`check_X`, :func:`check_y`) for every learner: dense
-  array-likes become C-contiguous float64 arrays, any scipy.sparse input becomes
-  canonical CSR float64, once per call, never per step;
-* labels are any two distinct values: ``classes_ = [negative, positive]`` where the
-  positive class is ``pos_label`` or the larger value;
-* fitted attributes end in ``_``; a call that raises leaves every fitted attribute
-  exactly as it was (:meth:`BaseLearner._transaction`);
-* ``decision_function`` is the ranking score ``X @ coef_ + intercept_``. Pairwise
-  objectives are blind to an intercept (it cancels in every pair), so
-  ``intercept_ = -threshold_`` where ``threshold_`` is the operating point of the
-  training ROC curve with the best accuracy (OPTROC, ALGORITHMS.md 1.2). Then
-  ``predict`` is ``decision_function > 0`` and AUC never depends on it;
-* ``save(path)`` / :func:`load` store parameters and scalar state as JSON and arrays
-  as ``.npz`` in one file, never pickle: loading a file cannot execute code.
+* ``__init__`` only stores its parameters (:class:`aucopt._estimator.Estimator`
+  reads the signature for ``get_params`` / ``set_params``);
+* inputs go through one validation path (:mod:`aucopt.validation`), labels are
+  any two values (``classes_ = [negative, positive]``, the positive class is
+  ``pos_label`` or the larger value);
+* **one driver** trains every built-in learner: ``fit`` = validate, build the row
+  source once, ``_init_state``, ``_prepare`` once, then passes (``_pass``) each
+  followed by the divergence check and the ``verbose`` line; ``partial_fit`` is the
+  same with one pass over the chunk (:class:`OnlineMixin`). A family supplies the
+  hooks, nothing else;
+* **transactions**: a call that raises (bad data, divergence, Ctrl-C) leaves the
+  model exactly as it was. Attributes are restored from a shallow snapshot (fresh
+  arrays cost nothing); arrays a kernel updates in place are journaled (only the
+  rows the call touches are saved, see :mod:`aucopt._kernels._journal`), so a
+  ``partial_fit`` does not copy the model;
+* ``decision_function`` is the ranking score. Pairwise objectives are blind to an
+  intercept (it cancels in every pair), so ``intercept_ = -threshold`` where the
+  threshold is the training ROC curve's best-accuracy point (OPTROC, the operating
+  point the dissertation of Khalid (2019) reports); ``predict`` is
+  ``decision_function > 0`` and the AUC never depends on it;
+* ``save(path)`` writes the declared state (:mod:`aucopt._state`) in the model-file
+  format of :mod:`aucopt._format`; :func:`aucopt.load` reads it back, checking every
+  value against the declaration, never unpickling.
+
+A plugin learner only needs ``__init__`` and ``_fit(X, y)`` (labels in {-1, +1};
+set ``coef_``): the default scoring is ``X @ coef_``.
 """
 import contextlib
-import copy
-import json
-import numbers
-import os
-import warnings
+import math
+import time
 from typing import Protocol, runtime_checkable
 
 import numpy as np
-import scipy.sparse as sp
 
 from aucopt._estimator import Estimator
-from aucopt.exceptions import DataConversionWarning, not_fitted_error
+from aucopt._format import FORMAT_NAME, FORMAT_VERSION, to_json, write_model
+from aucopt._kernels._weights import dense_scores
+from aucopt._state import Labels, Scalar, state_spec
+from aucopt._version import __version__
+from aucopt.exceptions import not_fitted_error
+from aucopt.metrics import optroc_accuracy, roc_auc
+from aucopt.validation import check_X, check_y, row_source
 
-__all__ = ["Learner", "BaseLearner", "OnlineMixin", "check_X", "check_y", "load",
-           "check_random_state"]
+__all__ = ["Learner", "BaseLearner", "OnlineMixin", "DIVERGED"]
 
-FORMAT_NAME = "aucopt-model"
-FORMAT_VERSION = 1
-_META_KEY = "__aucopt_meta__"
+# A model whose scores on the training rows can exceed this is refused as diverged
+# (margin and square losses work at scores of order 1; nothing sensible is 1e10).
+DIVERGED = 1e10
 
 
 @runtime_checkable
@@ -63,213 +73,77 @@ class Learner(Protocol):
     def set_params(self, **params): ...
 
 
-# --------------------------------------------------------------------------- input
+class _Transaction:
+    """Undo record of one training call (see the module docstring)."""
+
+    def __init__(self, learner, fresh):
+        self.learner = learner
+        self.fresh = fresh
+        self.saved = dict(learner.__dict__)
+        # generators advance in place: keep their states to rewind them
+        self.streams = [(g, g.bit_generator.state) for g in self.saved.values()
+                        if isinstance(g, np.random.Generator)]
+        self.undo = []
+
+    def track(self, obj):
+        """Journal ``obj`` (a Weights / Journal-like object with begin, rollback and
+        commit) unless its state was created in this call. Returns ``obj``."""
+        if not self.fresh:
+            obj.begin()
+            self.undo.append(obj)
+        return obj
+
+    def backup(self, array):
+        """Keep a copy of a small in-place-updated ``array`` to restore on failure."""
+        if not self.fresh:
+            self.undo.append(_Copy(array))
+        return array
+
+    def rollback(self):
+        for obj in reversed(self.undo):
+            obj.rollback()
+        for gen, state in self.streams:
+            gen.bit_generator.state = state
+        self.learner.__dict__.clear()
+        self.learner.__dict__.update(self.saved)
+
+    def commit(self):
+        for obj in self.undo:
+            obj.commit()
 
 
-def check_X(X, *, name="X", n_features=None, estimator=None):
-    """Validate a feature matrix once, for any learner.
+class _Copy:
+    def __init__(self, array):
+        self.array = array
+        self.copy = array.copy()
 
-    Parameters
-    ----------
-    X : array-like of shape (n_samples, n_features) or scipy.sparse matrix/array
-    name : str
-        Argument name used in error messages.
-    n_features : int or None
-        Expected number of features (``n_features_in_`` of a fitted learner).
-    estimator : str or None
-        Learner name used in the feature-count error message.
+    def rollback(self):
+        self.array[...] = self.copy
 
-    Returns
-    -------
-    X : C-contiguous float64 ndarray, or CSR matrix with float64 values and
-        canonical (sorted, duplicate-free) indices. The caller's object is never
-        modified; a copy is made only when a conversion is needed.
-
-    Raises
-    ------
-    TypeError
-        For input that is not numeric.
-    ValueError
-        For complex values, NaN/inf, a shape that is not 2-D, an empty matrix or a
-        feature count that differs from ``n_features``.
-    """
-    if X is None:
-        raise ValueError(f"{name} is None; pass a 2-D array or a scipy.sparse matrix")
-    if sp.issparse(X):
-        X = _check_sparse(X, name)
-    else:
-        X = _check_dense(X, name)
-    n_samples, n_cols = X.shape
-    if n_samples == 0:
-        raise ValueError(f"Found array with 0 sample(s) (shape={X.shape}) while a "
-                         f"minimum of 1 is required: {name} is empty")
-    if n_cols == 0:
-        raise ValueError(f"Found array with 0 feature(s) (shape={X.shape}) while a "
-                         f"minimum of 1 is required: {name} has no columns")
-    if n_features is not None and n_cols != n_features:
-        who = estimator or "the learner"
-        raise ValueError(
-            f"X has {n_cols} features, but {who} is expecting {n_features} features "
-            f"as input; pass data with the {n_features} columns used in fit "
-            "(for svmlight files, load them with n_features=...)")
-    return X
-
-
-def _check_sparse(X, name):
-    if np.iscomplexobj(X.data if hasattr(X, "data") else X):
-        raise ValueError(f"Complex data not supported in {name}; pass real values")
-    if not sp.isspmatrix_csr(X):
-        X = sp.csr_matrix(X)  # any format, sparse arrays too -> csr_matrix
-    if X.dtype != np.float64:
-        X = X.astype(np.float64)
-    if X.ndim != 2:
-        raise ValueError(f"{name} must be 2-D, got shape {X.shape}")
-    if not np.all(np.isfinite(X.data)):
-        raise ValueError(f"Input {name} contains NaN or infinity; remove or impute "
-                         "these values before training")
-    if not X.has_canonical_format:
-        X = X.copy()
-        X.sum_duplicates()  # sorts indices and merges duplicates
-    return X
-
-
-def _check_dense(X, name):
-    arr = np.asarray(X)
-    if np.iscomplexobj(arr):
-        raise ValueError(f"Complex data not supported in {name}; pass real values")
-    if arr.dtype.kind in "USO":
-        try:
-            arr = arr.astype(np.float64)
-        except ValueError as exc:
-            raise ValueError(f"{name} must be numeric: {exc}") from None
-    if arr.ndim != 2:
-        raise ValueError(
-            f"Expected 2D array for {name}, got {arr.ndim}D array instead (shape "
-            f"{arr.shape}). Reshape your data either using array.reshape(-1, 1) if "
-            "your data has a single feature or array.reshape(1, -1) if it contains a "
-            "single sample")
-    if arr.dtype.kind not in "fiub":
-        raise TypeError(f"{name} has dtype {arr.dtype}; pass numeric values")
-    arr = np.ascontiguousarray(arr, dtype=np.float64)
-    if not np.isfinite(arr).all():
-        raise ValueError(f"Input {name} contains NaN or infinity; remove or impute "
-                         "these values before training")
-    return arr
-
-
-def check_y(y, n_samples, classes=None, pos_label=None):
-    """Validate binary labels and map them to -1.0 / +1.0.
-
-    Parameters
-    ----------
-    y : array-like of shape (n_samples,)
-        Any two distinct values (numbers, bools, strings).
-    n_samples : int
-        Number of rows of X.
-    classes : array of shape (2,) or None
-        Known ``[negative, positive]`` classes (from an earlier ``partial_fit``);
-        then a chunk may contain only one of them.
-    pos_label : label or None
-        Which value is positive when ``classes`` is None; default the larger.
-
-    Returns
-    -------
-    y_pm : float64 ndarray of -1.0 / +1.0
-    classes : ndarray ``[negative, positive]``
-    """
-    if y is None:
-        raise ValueError("This learner requires y to be passed, but the target y is None")
-    y = np.asarray(y)
-    if y.ndim == 2 and y.shape[1] == 1:
-        warnings.warn("A column-vector y was passed when a 1d array was expected. "
-                      "Please change the shape of y to (n_samples, ), for example "
-                      "using ravel().", DataConversionWarning, stacklevel=3)
-        y = y.ravel()
-    if y.ndim != 1:
-        raise ValueError(f"y should be a 1d array, got an array of shape {y.shape}; "
-                         "aucopt learners take one binary label per row")
-    if y.shape[0] != n_samples:
-        raise ValueError(f"X has {n_samples} rows but y has {y.shape[0]} labels; "
-                         "pass one label per row")
-    if y.dtype.kind == "c":
-        raise ValueError("Complex labels are not supported")
-    if y.dtype.kind == "f":
-        if np.isnan(y).any():
-            raise ValueError("Input y contains NaN; drop the unlabelled rows")
-        if np.isinf(y).any():
-            raise ValueError("Input y contains infinity; labels must be two finite values")
-    if y.dtype.kind == "O":
-        y = _object_labels(y)
-    if classes is not None:
-        unknown = np.setdiff1d(np.unique(y), classes)
-        if unknown.size:
-            raise ValueError(f"y contains labels {unknown.tolist()} not among the "
-                             f"classes {list(classes)} this learner was fitted with")
-        return np.where(y == classes[1], 1.0, -1.0), classes
-    values = np.unique(y)
-    if values.size > 2:
-        if y.dtype.kind == "f" and not np.all(values == np.round(values)):
-            raise ValueError(
-                "Unknown label type: continuous (y has non-integer values); aucopt "
-                "learners rank two classes: binarize y first, e.g. with "
-                "aucopt.datasets.binarize(y, positive=...)")
-        raise ValueError(
-            f"Only binary classification is supported. y has {values.size} classes "
-            f"{values[:10].tolist()}; binarize it first, e.g. with "
-            "aucopt.datasets.binarize(y, positive=...)")
-    if values.size < 2:
-        raise ValueError(
-            f"y contains only one class ({values.tolist()}); AUC training needs at "
-            "least one positive and one negative example")
-    if pos_label is None:
-        classes = values
-    elif pos_label in values.tolist():
-        classes = np.array([v for v in values if v != pos_label] + [pos_label],
-                           dtype=values.dtype)
-    else:
-        raise ValueError(f"pos_label={pos_label!r} is not one of the labels "
-                         f"{values.tolist()}")
-    return np.where(y == classes[1], 1.0, -1.0), classes
-
-
-def _object_labels(y):
-    """Object-dtype labels: numbers or strings, turned into a plain dtype."""
-    try:
-        return y.astype(np.float64)
-    except (TypeError, ValueError):
-        return y.astype(str)
-
-
-def check_random_state(random_state):
-    """Turn ``random_state`` (None, int, SeedSequence, Generator, RandomState) into a Generator.
-
-    An int or SeedSequence gives a fresh generator, so the same seed gives the
-    same model; a Generator is used as is (and advanced).
-    """
-    if isinstance(random_state, np.random.Generator):
-        return random_state
-    if isinstance(random_state, np.random.RandomState):
-        return np.random.default_rng(random_state.randint(np.iinfo(np.int32).max))
-    if random_state is None or isinstance(random_state, (numbers.Integral,
-                                                         np.random.SeedSequence)):
-        return np.random.default_rng(random_state)
-    raise TypeError(f"random_state must be None, an int, a numpy Generator or "
-                    f"RandomState, got {type(random_state).__name__}")
-
-
-# --------------------------------------------------------------------------- learner
+    def commit(self):
+        self.copy = None
 
 
 class BaseLearner(Estimator):
     """Common machinery of every aucopt learner (see the module docstring).
 
-    Subclasses define ``__init__`` (storing parameters only) and ``_fit(X, y)``,
-    which trains from scratch on validated ``X`` and labels ``y`` in {-1, +1} and
-    sets ``coef_`` (and any other fitted attribute ending in ``_``). Linear
-    learners score with ``X @ coef_ + intercept_``.
+    Hooks a family supplies: ``_init_state(n_features)`` (allocate the declared
+    state), ``_prepare(rows, y)`` (per-call statistics, optional), ``_pass(rows, y,
+    index)`` (pass ``index`` of the call; arrays it updates in place are journaled
+    through the call's transaction ``self._tx``), ``_raw_scores(rows)``
+    (ranking scores of a row source) and ``_weight_norm()`` (``||w||`` for the
+    divergence check, or None). ``_state`` declares the fitted state.
     """
 
     _estimator_type = "classifier"
+    _state = {
+        "classes_": Labels(),
+        "n_features_in_": Scalar(int, low=1, high=2**31 - 1),
+        "intercept_": Scalar(float),
+        "n_passes_": Scalar(int, low=0, optional=True),
+    }
+    # the parameter to name when a fit diverges
+    _divergence_hint = "lower the step size"
 
     def __sklearn_tags__(self):
         # only scikit-learn calls this, so it is installed when we get here
@@ -285,7 +159,7 @@ class BaseLearner(Estimator):
         )
 
     def __sklearn_is_fitted__(self):
-        return hasattr(self, "n_features_in_")
+        return "n_features_in_" in self.__dict__
 
     # ---- fitting
 
@@ -299,13 +173,65 @@ class BaseLearner(Estimator):
         X = check_X(X)
         y_pm, classes = check_y(y, X.shape[0], pos_label=self._pos_label())
         self._check_params()
-        with self._transaction():
+        with self._transaction(fresh=True):
             self._clear_fitted()
             self.classes_ = classes
             self.n_features_in_ = X.shape[1]
-            self._fit(X, y_pm)
-            self._set_threshold(X, y_pm)
+            rows = row_source(X)
+            rows.check_finite_norms()
+            if type(self)._fit is BaseLearner._fit:
+                self._train(rows, y_pm)
+            else:
+                self._fit(X, y_pm)
+                self._invalidate()
+            if not np.isfinite(self.coef_).all():
+                self._diverged("non-finite weights")
+            self._finish(rows, y_pm)
         return self
+
+    def _fit(self, X, y):
+        """Train on validated ``X`` and labels in {-1, +1}, setting ``coef_``.
+
+        The hook for plugin learners that train by their own code; built-in
+        learners leave it alone and get the skeleton (:meth:`_train`).
+        """
+        self._train(row_source(X), y)
+
+    def _train(self, rows, y):
+        """The skeleton: state, preparation once, then the passes."""
+        self._init_state(rows.n_features)
+        self._prepare(rows, y)
+        for index in range(self._n_passes()):
+            self._run_pass(rows, y, index)
+
+    def _finish(self, rows, y):
+        """After training on ``rows``: refuse overflowing scores, set the threshold."""
+        scores = self._raw_scores(rows)
+        top = float(np.max(np.abs(scores))) if scores.size else 0.0
+        if not math.isfinite(top) or top > DIVERGED:
+            self._diverged(f"training scores up to {top:.3g}")
+        if np.all(y == y[0]):
+            if "intercept_" not in self.__dict__:
+                self.intercept_ = 0.0
+            return
+        _, threshold = optroc_accuracy(y, scores, return_threshold=True)
+        self.intercept_ = -float(threshold)
+
+    def _n_passes(self):
+        return int(getattr(self, "n_epochs", 1))
+
+    def _prepare(self, rows, y):
+        """Per-call preparation (class statistics, data-derived constants)."""
+
+    def _run_pass(self, rows, y, index=0):
+        """Pass ``index`` of this call, the divergence check, the ``verbose`` line."""
+        start = time.perf_counter()
+        self._pass(rows, y, index)
+        self._invalidate()
+        self._check_diverged(rows)
+        self.n_passes_ = getattr(self, "n_passes_", 0) + 1
+        if getattr(self, "verbose", 0):
+            self._report(rows, y, time.perf_counter() - start)
 
     def _pos_label(self):
         return getattr(self, "pos_label", None)
@@ -313,46 +239,63 @@ class BaseLearner(Estimator):
     def _check_params(self):
         """Validate parameter values (subclasses extend); raise ValueError/TypeError."""
 
-    def _set_threshold(self, X, y):
-        """Choose ``intercept_`` at the training OPTROC point (ALGORITHMS.md 1.2)."""
-        from aucopt.metrics import optroc_accuracy
+    # ---- divergence
 
-        if np.all(y == y[0]):
-            if not hasattr(self, "intercept_"):
-                self.intercept_ = 0.0
+    def _weight_norm(self):
+        """``||w||`` of the current iterate if the learner maintains it, else None."""
+        return None
+
+    def _check_diverged(self, rows):
+        """Refuse a diverged model after a pass: O(1) with a maintained norm."""
+        norm = self._weight_norm()
+        if norm is None:
             return
-        scores = self._raw_scores(X)
-        _, threshold = optroc_accuracy(y, scores, return_threshold=True)
-        self.intercept_ = -float(threshold)
+        bound = norm * math.sqrt(rows.max_sqnorm()) if rows.has_norms else norm
+        if not math.isfinite(bound) or bound > DIVERGED:
+            self._diverged(f"||w|| = {norm:.3g}")
 
-    def _report(self, X, y, what, seconds, detail=""):
-        """One ``verbose`` progress line: what was done, ``||w||``, AUC on ``(X, y)``."""
-        from aucopt.metrics import roc_auc
+    def _diverged(self, what):
+        raise FloatingPointError(
+            f"{type(self).__name__} diverged ({what}); {self._divergence_hint}, or "
+            "scale the features (aucopt.datasets.Scaler). The model was left unchanged.")
 
-        auc = roc_auc(y, self._raw_scores(X)) if np.unique(y).size == 2 else float("nan")
-        print(f"-- {type(self).__name__} {what}: {detail}|w| "
-              f"{np.linalg.norm(self.coef_):.4g}, train AUC {auc:.4f}, {seconds:.3f} s",
-              flush=True)
+    # ---- progress
+
+    def _report(self, rows, y, seconds, what=None):
+        """The one ``verbose`` line of a pass: what was done, ``||w||``, AUC, time."""
+        scores = self._raw_scores(rows)
+        auc = roc_auc(y, scores) if (y > 0).any() and (y < 0).any() else float("nan")
+        norm = self._weight_norm()
+        shown = f"|w| {norm:.4g}, " if norm is not None else ""
+        what = what or f"pass {self.n_passes_}"
+        print(f"-- {type(self).__name__} {what}: {self._progress()}{shown}"
+              f"train AUC {auc:.4f}, {seconds:.3f} s", flush=True)
+
+    def _progress(self):
+        """Learner-specific part of the verbose line (e.g. ``"steps 1200, "``)."""
+        return ""
 
     # ---- prediction
 
     def _check_fitted(self):
         if not self.__sklearn_is_fitted__():
             raise not_fitted_error(f"This {type(self).__name__} instance is not fitted yet; "
-                                 "call fit (or partial_fit) with training data first")
+                                   "call fit (or partial_fit) with training data first")
 
-    def _raw_scores(self, X):
-        return np.asarray(X @ self.coef_, dtype=np.float64).ravel()
+    def _raw_scores(self, rows):
+        """Ranking scores of every row (default: the rows times ``coef_``)."""
+        return dense_scores(rows, np.ascontiguousarray(self.coef_, dtype=np.float64))
 
     def decision_function(self, X):
-        """Ranking scores ``X @ coef_ + intercept_`` (larger = more likely positive).
+        """Ranking scores ``w . x + intercept_`` (larger = more likely positive).
 
         The ranking, hence the AUC, does not depend on ``intercept_``; it only puts
-        the OPTROC operating point of the training data at score 0.
+        the OPTROC operating point of the training data at score 0. Dense and CSR
+        input give bit-identical scores.
         """
         self._check_fitted()
         X = check_X(X, n_features=self.n_features_in_, estimator=type(self).__name__)
-        return self._raw_scores(X) + self.intercept_
+        return self._raw_scores(row_source(X, norms=False)) + self.intercept_
 
     def predict(self, X):
         """Class labels: ``classes_[1]`` where ``decision_function(X) > 0``."""
@@ -361,12 +304,21 @@ class BaseLearner(Estimator):
 
     def score(self, X, y):
         """Area under the ROC curve of ``decision_function(X)`` on labels ``y``."""
-        from aucopt.metrics import roc_auc
-
         scores = self.decision_function(X)
         return roc_auc(y, scores, pos_label=self.classes_[1])
 
     # ---- state handling
+
+    @classmethod
+    def _state_spec(cls):
+        return state_spec(cls)
+
+    def _state_dims(self):
+        """Sizes of the named dimensions of the declared state (``"d"``, ...)."""
+        return {"d": self.n_features_in_}
+
+    def _check_state(self):
+        """Relations between loaded state values that field checks cannot see."""
 
     def _fitted_names(self):
         return [k for k in vars(self) if k.endswith("_") and not k.startswith("__")]
@@ -374,167 +326,65 @@ class BaseLearner(Estimator):
     def _clear_fitted(self):
         for name in self._fitted_names():
             delattr(self, name)
+        self._invalidate()
+
+    def _invalidate(self):
+        """Drop values derived from the state (the cached ``coef_``)."""
+        self.__dict__.pop("_coef_cache", None)
 
     @contextlib.contextmanager
-    def _transaction(self):
-        """Restore every fitted attribute if the body raises (also on KeyboardInterrupt)."""
-        saved = {k: copy.deepcopy(getattr(self, k)) for k in self._fitted_names()}
+    def _transaction(self, fresh):
+        """Run a training call: on any exception (also KeyboardInterrupt) the model
+        is restored exactly; ``fresh`` = the call builds new state (nothing in place)."""
+        tx = _Transaction(self, fresh)
+        self._tx = tx
         try:
-            yield
+            yield tx
         except BaseException:
-            self._clear_fitted()
-            self.__dict__.update(saved)
+            tx.rollback()
             raise
+        else:
+            tx.commit()
+            del self._tx
 
     # ---- persistence
 
     def save(self, path):
-        """Write the learner (parameters and fitted state) to ``path`` (``.npz``).
+        """Write the learner (parameters and declared state) to ``path`` (``.npz``).
 
-        Parameters and scalar state are stored as JSON, arrays as ``.npz`` members;
+        Parameters and scalar state are stored as JSON, arrays as ``.npy`` members;
         :func:`aucopt.load` reads them back without pickle.
         """
-        from aucopt.registry import name_of
-
-        meta = {
-            "format": FORMAT_NAME,
-            "format_version": FORMAT_VERSION,
-            "learner": name_of(type(self)),
-            "params": {},
-            "attributes": {},
-            "arrays": [],
-        }
+        name = getattr(type(self), "_aucopt_name", None)
+        if name is None:
+            raise ValueError(f"{type(self).__qualname__} is not registered; decorate it "
+                             "with @aucopt.register(name) (or declare an entry point) to "
+                             "save it")
+        meta = {"format": FORMAT_NAME, "format_version": FORMAT_VERSION, "learner": name,
+                "aucopt_version": __version__, "params": {}, "attributes": {},
+                "arrays": []}
         for key, value in self.get_params().items():
-            meta["params"][key] = _to_json(value, f"parameter {key!r}")
+            meta["params"][key] = to_json(value, f"parameter {key!r}")
         arrays = {}
-        for key in self._fitted_names():
-            value = getattr(self, key)
-            if isinstance(value, np.ndarray):
-                if value.dtype.hasobject:
-                    raise TypeError(f"cannot save attribute {key!r}: object arrays "
-                                    "would need pickle")
-                arrays[key] = value
+        for key, field in self._state_spec().items():
+            if key not in self.__dict__:
+                continue
+            value = self.__dict__[key]
+            if field.kind == "array":
+                arrays[key] = np.ascontiguousarray(value)
                 meta["arrays"].append(key)
             else:
-                meta["attributes"][key] = _to_json(value, f"attribute {key!r}")
-        from aucopt import __version__
-
-        meta["aucopt_version"] = __version__
-        blob = np.frombuffer(json.dumps(meta).encode("utf-8"), dtype=np.uint8)
-        with _open_for_write(path) as fh:
-            np.savez(fh, **{_META_KEY: blob}, **arrays)
+                meta["attributes"][key] = to_json(value, f"attribute {key!r}")
+        write_model(path, meta, arrays)
         return self
-
-
-@contextlib.contextmanager
-def _open_for_write(path):
-    if hasattr(path, "write"):
-        yield path
-        return
-    with open(os.fspath(path), "wb") as fh:
-        yield fh
-
-
-_BIT_GENERATORS = ("PCG64", "PCG64DXSM", "Philox", "SFC64", "MT19937")
-
-
-def _to_json(value, what):
-    """Encode a parameter or scalar attribute as JSON-safe data (tagged where needed)."""
-    if value is None or isinstance(value, (bool, str)):
-        return value
-    if isinstance(value, numbers.Integral):
-        return int(value)
-    if isinstance(value, numbers.Real):
-        return float(value)
-    if isinstance(value, (list, tuple)):
-        return [_to_json(v, what) for v in value]
-    if isinstance(value, np.random.Generator):
-        state = value.bit_generator.state
-        return {"__generator__": _jsonable_state(state)}
-    raise TypeError(f"cannot save {what} of type {type(value).__name__}; aucopt stores "
-                    "only numbers, strings, lists, numpy arrays and Generators")
-
-
-def _jsonable_state(obj):
-    if isinstance(obj, dict):
-        return {k: _jsonable_state(v) for k, v in obj.items()}
-    if isinstance(obj, np.ndarray):
-        return {"__array__": obj.tolist(), "dtype": str(obj.dtype)}
-    if isinstance(obj, np.integer):
-        return int(obj)
-    return obj
-
-
-def _from_json(value):
-    if isinstance(value, list):
-        return [_from_json(v) for v in value]
-    if isinstance(value, dict):
-        if "__generator__" in value:
-            return _restore_generator(value["__generator__"])
-        raise ValueError("malformed model file: unexpected object in JSON")
-    return value
-
-
-def _restore_generator(state):
-    name = state.get("bit_generator")
-    if name not in _BIT_GENERATORS:
-        raise ValueError(f"malformed model file: unknown bit generator {name!r}")
-
-    def arrays(obj):
-        if isinstance(obj, dict):
-            if "__array__" in obj:
-                return np.asarray(obj["__array__"], dtype=np.dtype(obj["dtype"]))
-            return {k: arrays(v) for k, v in obj.items()}
-        return obj
-
-    bitgen = getattr(np.random, name)()
-    bitgen.state = arrays(state)
-    return np.random.Generator(bitgen)
-
-
-def load(path):
-    """Load a learner written by ``save``; never unpickles (safe on untrusted files).
-
-    The learner class is looked up by its registered name, so plugin learners load
-    once their distribution is installed.
-    """
-    from aucopt.registry import get_class
-
-    src = path if hasattr(path, "read") else os.fspath(path)
-    with np.load(src, allow_pickle=False) as npz:
-        if _META_KEY not in npz.files:
-            raise ValueError(f"{path!r} is not an aucopt model file (no metadata)")
-        meta = json.loads(npz[_META_KEY].tobytes().decode("utf-8"))
-        if meta.get("format") != FORMAT_NAME:
-            raise ValueError(f"{path!r} is not an aucopt model file")
-        if meta.get("format_version", 0) > FORMAT_VERSION:
-            raise ValueError(f"{path!r} was written by a newer aucopt "
-                             f"({meta.get('aucopt_version')}); upgrade aucopt to load it")
-        arrays = {k: npz[k] for k in meta["arrays"]}
-    names = list(meta["attributes"]) + list(meta["arrays"])
-    bad = [k for k in names if not (k.isidentifier() and k.endswith("_")
-                                     and not k.startswith("_"))]
-    if bad:
-        raise ValueError(f"malformed model file: {bad} are not fitted-attribute names")
-    cls = get_class(meta["learner"])
-    params = {k: _from_json(v) for k, v in meta["params"].items()}
-    learner = cls(**params)
-    for key, value in meta["attributes"].items():
-        setattr(learner, key, _from_json(value))
-    for key, value in arrays.items():
-        setattr(learner, key, value)
-    return learner
-
-
-# --------------------------------------------------------------------------- online
 
 
 class OnlineMixin:
     """``partial_fit`` with scikit-learn's semantics, for learners that stream.
 
     The first call needs ``classes`` (or a chunk showing both classes); later
-    chunks may hold a single class. Subclasses implement ``_init_state(n_features)``
-    and ``_partial_fit(X, y)`` (one pass over the chunk, labels in {-1, +1}).
+    chunks may hold a single class. One call is one pass of the skeleton over the
+    chunk, so ``partial_fit`` on consecutive chunks continues one stream.
     """
 
     def partial_fit(self, X, y, classes=None):
@@ -572,11 +422,20 @@ class OnlineMixin:
                                  f"{self.classes_.tolist()} of the first partial_fit call")
             y_pm, known = check_y(y, X.shape[0], classes=self.classes_)
         self._check_params()
-        with self._transaction():
+        if not first:
+            self._check_resumable()
+        with self._transaction(fresh=first):
             if first:
                 self.classes_ = known
                 self.n_features_in_ = X.shape[1]
                 self._init_state(X.shape[1])
-            self._partial_fit(X, y_pm)
-            self._set_threshold(X, y_pm)
+            rows = row_source(X)
+            rows.check_finite_norms()
+            self._prepare(rows, y_pm)
+            self._run_pass(rows, y_pm)
+            self._finish(rows, y_pm)
         return self
+
+    def _check_resumable(self):
+        """Refuse parameters that changed in a way the fitted state cannot follow."""
+

@@ -11,14 +11,22 @@ entry-point group ``aucopt.learners``::
 Plugins are listed from package metadata without importing them and imported
 only when asked for by name. Rules:
 
-* a plugin that fails to import raises :class:`~aucopt.exceptions.PluginLoadError`
-  naming the plugin and its distribution; every other name keeps working;
+* a plugin that fails to import, in any way (``SystemExit`` included), raises
+  :class:`~aucopt.exceptions.PluginLoadError` naming the plugin and its
+  distribution; every other name keeps working;
 * a loaded object that is not a class satisfying :class:`aucopt.base.Learner` is
   refused with a message listing what it lacks;
-* built-ins win a name clash, with a warning naming both;
+* built-ins win a name clash, with a warning naming both; :func:`register` at
+  run time cannot take a built-in's name;
 * the same entry point seen twice (an editable and an installed copy of one
   distribution) counts once;
-* ``AUCOPT_DISABLE_PLUGINS=1`` turns discovery off.
+* ``AUCOPT_DISABLE_PLUGINS`` set to ``1``/``true``/``yes``/``on`` turns discovery
+  off (``0``/``false``/``no``/``off`` or unset: on).
+
+The registry stamps the name on each class it registers (``_aucopt_name``), which
+is how a learner knows the name it saves itself under; built-in learners declare
+it themselves and are collected by :mod:`aucopt.learners`, which never imports the
+registry (no import circle).
 """
 import difflib
 import importlib
@@ -26,6 +34,7 @@ import importlib.metadata
 import os
 import warnings
 
+from aucopt.base import Learner
 from aucopt.exceptions import PluginLoadError
 
 __all__ = ["register", "get", "get_class", "available", "name_of", "reload_plugins",
@@ -34,7 +43,9 @@ __all__ = ["register", "get", "get_class", "available", "name_of", "reload_plugi
 ENTRY_POINT_GROUP = "aucopt.learners"
 BUILTIN = "built-in"
 
-_REQUIRED = ("fit", "decision_function", "predict", "score", "get_params", "set_params")
+_REQUIRED = tuple(name for name in vars(Learner) if not name.startswith("_"))
+_TRUE = ("1", "true", "yes", "on")
+_FALSE = ("", "0", "false", "no", "off")
 
 _registered = {}     # name -> (class, origin): built-ins and runtime registrations
 _plugins = None      # name -> _Plugin, filled lazily by _discover()
@@ -53,7 +64,7 @@ class _Plugin:
         if self.cls is None:
             try:
                 obj = self.entry_point.load()
-            except Exception as exc:
+            except (Exception, SystemExit) as exc:
                 raise PluginLoadError(
                     f"plugin learner {name!r} from {self.origin} failed to import "
                     f"({self.entry_point.value}): {type(exc).__name__}: {exc}; fix or "
@@ -65,6 +76,7 @@ class _Plugin:
                     f"plugin learner {name!r} from {self.origin} "
                     f"({self.entry_point.value}) is not an aucopt Learner: {problem}",
                     name=name, distribution=self.origin)
+            obj._aucopt_name = name
             self.cls = obj
         return self.cls
 
@@ -92,7 +104,7 @@ def register(name):
     TypeError
         If the decorated object is not a class satisfying the Learner protocol.
     ValueError
-        If ``name`` is already taken by another class.
+        If ``name`` is already taken by another class (built-in names always are).
     """
     if not isinstance(name, str) or not name:
         raise TypeError(f"learner name must be a non-empty string, got {name!r}")
@@ -101,12 +113,13 @@ def register(name):
         problem = _protocol_problem(cls)
         if problem:
             raise TypeError(f"cannot register {name!r}: {problem}")
-        module = getattr(cls, "__module__", "")
-        origin = BUILTIN if module.split(".")[0] == "aucopt" else f"runtime ({module})"
+        _ensure_builtins()
         if name in _registered and _registered[name][0] is not cls:
-            raise ValueError(f"learner name {name!r} is already registered to "
-                             f"{_registered[name][0].__qualname__}; choose another name")
-        _registered[name] = (cls, origin)
+            raise ValueError(f"learner name {name!r} is already registered to the "
+                             f"{_registered[name][1]} {_registered[name][0].__qualname__}; "
+                             "choose another name")
+        cls._aucopt_name = name
+        _registered[name] = (cls, f"runtime ({getattr(cls, '__module__', '?')})")
         return cls
 
     return decorator
@@ -115,8 +128,22 @@ def register(name):
 def _ensure_builtins():
     global _builtins_loaded
     if not _builtins_loaded:
-        importlib.import_module("aucopt.learners")
+        from aucopt.learners import BUILTINS
+
+        for name, cls in BUILTINS.items():
+            _registered.setdefault(name, (cls, BUILTIN))
         _builtins_loaded = True
+
+
+def _plugins_disabled():
+    raw = os.environ.get("AUCOPT_DISABLE_PLUGINS", "").strip().lower()
+    if raw in _TRUE:
+        return True
+    if raw not in _FALSE:
+        warnings.warn(f"AUCOPT_DISABLE_PLUGINS={raw!r} is not understood (use 1/0, "
+                      "true/false, yes/no, on/off); plugins stay enabled",
+                      RuntimeWarning, stacklevel=4)
+    return False
 
 
 def _dist_label(ep):
@@ -132,7 +159,7 @@ def _discover():
     if _plugins is not None:
         return _plugins
     _plugins = {}
-    if os.environ.get("AUCOPT_DISABLE_PLUGINS", "").strip() not in ("", "0"):
+    if _plugins_disabled():
         return _plugins
     seen = {}
     eps = importlib.metadata.entry_points(group=ENTRY_POINT_GROUP)
@@ -185,9 +212,9 @@ def available():
 def get_class(name):
     """The learner class registered as ``name`` (importing its plugin if needed)."""
     plugins = _discover()
-    if name in _registered:
+    if isinstance(name, str) and name in _registered:
         return _registered[name][0]
-    if name in plugins:
+    if isinstance(name, str) and name in plugins:
         return plugins[name].load(name)
     known = sorted(set(_registered) | set(plugins))
     close = difflib.get_close_matches(str(name), known, n=1)
@@ -213,13 +240,5 @@ def get(name, **params):
 
 
 def name_of(cls):
-    """The registry name of a learner class (needed to save a model)."""
-    plugins = _discover()
-    for name, (registered, _) in _registered.items():
-        if registered is cls:
-            return name
-    for name, plugin in plugins.items():
-        if plugin.cls is cls:
-            return name
-    raise ValueError(f"{cls.__qualname__} is not registered; decorate it with "
-                     "@aucopt.register(name) (or declare an entry point) to save it")
+    """The registry name of a learner class (``None`` if it is not registered)."""
+    return getattr(cls, "_aucopt_name", None)

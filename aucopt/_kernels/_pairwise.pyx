@@ -1,16 +1,16 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
-"""Stochastic pairwise learners (dissertation 000 Ch.6-7; paper 003 Alg. 1): pair loops.
+"""Stochastic pairwise learners (Khalid 2019 Ch.6-7; AlQuabeh & Abdurahimov): pair loops.
 
 Each step takes a positive row ``x_i`` and a negative row ``x_j`` (drawn by the
 caller, ALGORITHMS.md 0.2), computes the margin ``m = w.x_i - w.x_j`` with two
-sparse dot products and applies ``w <- w + c (x_i - x_j)`` as two sparse axpys:
-the difference ``z`` is never materialised. Dense and CSR rows come through the
-same :class:`RowSource`, so one loop serves both, bit for bit.
+sparse dot products and applies ``w <- w + c (x_i - x_j)`` through the weight
+primitive: the difference is never materialised. Dense and CSR rows come through
+the same :class:`RowSource`, so one loop serves both, bit for bit.
 
-* :func:`hinge_pairs` -- SAM, ASAM, PSAM: hinge loss, subgradient or proximal
-  step, SVMSGD2's scheduled L2 shrink every ``rskip`` steps (O(1) through the
-  scaled weight vector) and optional averaging every ``askip`` steps (exact lazy
-  averaging, O(1) per event).
+* :func:`hinge_pairs` -- SAM, ASAM, PSAM: hinge loss, the step of a violated pair
+  given by a :class:`PairRule` (:class:`Subgradient` or :class:`HingeProx`), the
+  SVMSGD2 schedule of a :class:`Schedule` (scheduled L2 shrink every ``rskip``
+  steps, O(1) through the scale; averaging every ``askip`` steps, exact and lazy).
 * :func:`square_prox_pairs` -- adaDSGD: pairwise square loss with an elastic-net
   proximal step applied just in time (O(nnz) per step).
 """
@@ -18,7 +18,10 @@ from libc.math cimport pow
 from libc.stdlib cimport calloc, free
 from libc.stdint cimport int32_t, int64_t
 
+from aucopt._kernels._interrupt cimport poll
+from aucopt._kernels._pairs cimport pair_sqdist
 from aucopt._kernels._rows cimport RowSource
+from aucopt._kernels._weights cimport ElasticNetWeights, Weights
 
 cdef extern from *:
     """
@@ -29,18 +32,59 @@ cdef extern from *:
     #endif
     """
     void AUCOPT_PREFETCH(const void* p) noexcept nogil
-from aucopt._kernels._weights cimport ElasticNetWeights, WeightVector
 
-cdef enum:
-    RULE_SUBGRADIENT = 0
-    RULE_PROXIMAL = 1
 
-# hinge_pairs rules, for Python callers
-SUBGRADIENT = RULE_SUBGRADIENT
-PROXIMAL = RULE_PROXIMAL
+cdef class PairRule:
+    """How far a violated pair (margin ``m < 1``) moves ``w`` along ``x_i - x_j``.
 
-# relative size below which ||x_i - x_j||^2 counts as zero (the pair is one point)
-cdef double ZERO_PAIR = 1e-12
+    ``step(m, eta, zz)`` gets the margin, the scheduled rate ``eta`` and, when
+    ``needs_sqdist``, ``zz = ||x_i - x_j||^2``.
+    """
+
+    cdef double step(self, double m, double eta, double zz) noexcept nogil:
+        return eta
+
+
+cdef class Subgradient(PairRule):
+    """SAM / ASAM (Khalid 2019, Alg. 10): the hinge subgradient step ``eta``."""
+
+
+cdef class HingeProx(PairRule):
+    """PSAM (Khalid 2019, Alg. 11, App. A with the clip to [0, 1] it omits): the
+    closed-form proximal map of the pair's hinge loss, ``tau = min(eta, (1 - m) /
+    ||x_i - x_j||^2)``: a violated pair moves at most onto the hinge. Pairs with
+    ``x_i = x_j`` do not move."""
+
+    def __cinit__(self):
+        self.needs_sqdist = True
+
+    cdef double step(self, double m, double eta, double zz) noexcept nogil:
+        if zz == 0.0:
+            return 0.0
+        return min(eta, (1.0 - m) / zz)
+
+
+cdef class Schedule:
+    """SVMSGD2's schedule on pairs, with its state under names.
+
+    ``eta_t = 1 / (lam (t + t0))``; every ``rskip`` steps ``w <- r w`` with
+    ``r = 1 - rskip / (t + t0)`` (``(1 - 1/(t + t0))**rskip`` when ``r < 0.8``,
+    SVMSGD2's guard); every ``askip`` steps (``askip > 0``) a snapshot of ``w``
+    enters the running average. ``t`` counts steps taken; ``rcount`` / ``acount``
+    are the steps left before the next shrink / snapshot.
+    """
+
+    def __init__(self, double lam, double t0, int64_t rskip, int64_t askip=0,
+                 int64_t t=0, int64_t rcount=-1, int64_t acount=-1):
+        if not lam > 0.0 or t0 < 0.0 or rskip < 1 or askip < 0 or t < 0:
+            raise ValueError("Schedule needs lam > 0, t0 >= 0, rskip >= 1, askip >= 0, t >= 0")
+        self.lam = lam
+        self.t0 = t0
+        self.rskip = rskip
+        self.askip = askip
+        self.t = t
+        self.rcount = rskip if rcount < 0 else rcount
+        self.acount = askip if acount < 0 else acount
 
 
 cdef inline void prefetch_row(RowSource X, Py_ssize_t i) noexcept nogil:
@@ -54,96 +98,57 @@ cdef inline void prefetch_row(RowSource X, Py_ssize_t i) noexcept nogil:
         AUCOPT_PREFETCH(ind + k)
 
 
-cdef inline double pair_sqnorm(RowSource X, Py_ssize_t i, Py_ssize_t j, double* scratch,
-                               const double* vi, const int32_t* ii, Py_ssize_t ni,
-                               const double* vj, const int32_t* ij,
-                               Py_ssize_t nj) noexcept nogil:
-    """``||x_i - x_j||^2`` from cached row norms and ``x_i . x_j``; 0 for (near) equal rows.
-
-    ``x_i . x_j`` scatters ``x_i`` into the all-zero ``scratch`` (length d),
-    gathers it along ``x_j`` in index order and clears it again: three
-    predictable passes, measured twice as fast as merging the two index lists,
-    and dense rows give the CSR result exactly (their zeros add exact zeros).
-    """
+cdef int _check_pairs(RowSource X, const int64_t[::1] pos_rows,
+                      const int64_t[::1] neg_rows) except -1:
     cdef Py_ssize_t k
-    cdef double cross = 0.0
-    cdef double norms = X.sqnorm(i) + X.sqnorm(j)
-    cdef double zz
-    for k in range(ni):
-        scratch[ii[k]] = vi[k]
-    for k in range(nj):
-        cross += scratch[ij[k]] * vj[k]
-    for k in range(ni):
-        scratch[ii[k]] = 0.0
-    zz = norms - 2.0 * cross
-    return zz if zz > ZERO_PAIR * norms else 0.0
+    if neg_rows.shape[0] != pos_rows.shape[0]:
+        raise ValueError("pos_rows and neg_rows must have the same length")
+    for k in range(pos_rows.shape[0]):
+        if not (0 <= pos_rows[k] < X.n_rows and 0 <= neg_rows[k] < X.n_rows):
+            raise IndexError(f"pair {k} names a row outside 0..{X.n_rows - 1}")
+    return 0
 
 
-def hinge_pairs(RowSource X, WeightVector w,
-                const int64_t[::1] pos_rows, const int64_t[::1] neg_rows, int rule,
-                double lam, double t0, int64_t t, int64_t rskip, int64_t rcount,
-                int64_t askip, int64_t acount):
-    """Pairwise hinge steps of SAM / ASAM (D Alg. 10) or PSAM (D Alg. 11).
+def hinge_pairs(RowSource X, Weights w, const int64_t[::1] pos_rows,
+                const int64_t[::1] neg_rows, PairRule rule not None,
+                Schedule sched not None):
+    """Pairwise hinge steps of SAM / ASAM (Alg. 10) or PSAM (Alg. 11).
 
     For ``k = 0 .. len(pos_rows) - 1``, with ``t <- t + 1`` and
     ``eta = 1 / (lam (t + t0))``::
 
         m = w.(x_i - x_j)
-        SUBGRADIENT (SAM, ASAM):  if m < 1:  w <- w + eta (x_i - x_j)
-        PROXIMAL (PSAM):          if m < 1:  w <- w + tau (x_i - x_j),
-                                  tau = min(eta, (1 - m) / ||x_i - x_j||^2)
-        every rskip steps:        w <- r w,  r = 1 - rskip / (t + t0)
-                                  (r = (1 - 1/(t + t0))**rskip when r < 0.8)
-        every askip steps:        snapshot w into the running average (askip > 0)
+        if m < 1:  w <- w + rule.step(m, eta, ||x_i - x_j||^2) (x_i - x_j)
+        every rskip steps:  w <- r w      (Schedule)
+        every askip steps:  snapshot w into the running average
 
-    ``tau`` is the closed-form proximal map of the hinge loss (D Appendix A with
-    the clip to [0, 1] the appendix omits: ALGORITHMS.md errata 42-43); pairs with
-    ``||x_i - x_j|| = 0`` are skipped. The shrink equals ``1 - rskip eta lam``
-    (erratum 37: no lambda is missing); the guard is SVMSGD2's.
-
-    Parameters
-    ----------
-    X : RowSource
-    w : WeightVector, updated in place (with an accumulator when askip > 0)
-    pos_rows, neg_rows : int64 arrays of equal length
-        Row indices of the positive and the negative example of each step.
-    rule : SUBGRADIENT or PROXIMAL
-    lam, t0 : float
-    t : int
-        Steps taken before this call.
-    rskip, rcount : int
-        Regularisation period and steps left before the next shrink.
-    askip, acount : int
-        Averaging period (0 = no averaging) and steps left before the next snapshot.
-
-    Returns
-    -------
-    (t, rcount, acount) after the last step.
+    The shrink equals ``1 - rskip eta lam`` (ALGORITHMS.md erratum 37: no lambda
+    is missing). ``sched`` is advanced in place.
     """
-    cdef Py_ssize_t k, n_steps = pos_rows.shape[0]
+    cdef Py_ssize_t k, n_steps = pos_rows.shape[0], work = 0
     cdef Py_ssize_t i, j, ni, nj
     cdef const double* vi
     cdef const double* vj
     cdef const int32_t* ii
     cdef const int32_t* ij
-    cdef double eta, m, r, tt, step, zz
-    if neg_rows.shape[0] != n_steps:
-        raise ValueError("pos_rows and neg_rows must have the same length")
-    if rule != RULE_SUBGRADIENT and rule != RULE_PROXIMAL:
-        raise ValueError(f"unknown rule {rule}")
-    if askip > 0 and not w.averaging:
-        raise ValueError("averaging needs a WeightVector with an accumulator")
+    cdef double eta, m, r, tt, step, zz = 0.0
+    cdef bint sqdist = rule.needs_sqdist
+    if w.n_features != X.n_features:
+        raise ValueError("weights and rows differ in the number of features")
+    if sched.askip > 0 and not w.averaging:
+        raise ValueError("averaging needs Weights with an accumulator")
+    _check_pairs(X, pos_rows, neg_rows)
     cdef double* scratch = NULL
-    if rule == RULE_PROXIMAL:
+    if sqdist:
         scratch = <double*>calloc(max(X.n_features, 1), sizeof(double))
         if scratch == NULL:
             raise MemoryError()
     try:
         with nogil:
             for k in range(n_steps):
-                t += 1
-                tt = <double>t + t0
-                eta = 1.0 / (lam * tt)
+                sched.t += 1
+                tt = <double>sched.t + sched.t0
+                eta = 1.0 / (sched.lam * tt)
                 i = pos_rows[k]
                 j = neg_rows[k]
                 if k + 1 < n_steps:
@@ -153,61 +158,60 @@ def hinge_pairs(RowSource X, WeightVector w,
                 nj = X.row(j, &vj, &ij)
                 m = w.dot(vi, ii, ni) - w.dot(vj, ij, nj)
                 if m < 1.0:
-                    step = eta
-                    if rule == RULE_PROXIMAL:
-                        zz = pair_sqnorm(X, i, j, scratch, vi, ii, ni, vj, ij, nj)
-                        step = 0.0 if zz == 0.0 else min(eta, (1.0 - m) / zz)
+                    if sqdist:
+                        zz = pair_sqdist(scratch, X.sqnorm(i), X.sqnorm(j),
+                                         vi, ii, ni, vj, ij, nj)
+                    step = rule.step(m, eta, zz)
                     if step > 0.0:
-                        w.add_pair(step, vi, ii, ni, vj, ij, nj, m, 0.0)
-                rcount -= 1
-                if rcount <= 0:
-                    r = 1.0 - <double>rskip / tt
+                        w.add_pair(step, vi, ii, ni, vj, ij, nj)
+                sched.rcount -= 1
+                if sched.rcount <= 0:
+                    r = 1.0 - <double>sched.rskip / tt
                     if r < 0.8:
-                        r = pow(1.0 - 1.0 / tt, <double>rskip)
+                        r = pow(1.0 - 1.0 / tt, <double>sched.rskip)
                     w.scale_by(r)
-                    rcount = rskip
-                if askip > 0:
-                    acount -= 1
-                    if acount <= 0:
+                    sched.rcount = sched.rskip
+                if sched.askip > 0:
+                    sched.acount -= 1
+                    if sched.acount <= 0:
                         w.snapshot(1.0)
-                        acount = askip
+                        sched.acount = sched.askip
+                poll(&work, ni + nj + 8)
     finally:
         free(scratch)
-    return t, rcount, acount
 
 
 def square_prox_pairs(RowSource X, ElasticNetWeights w,
                       const int64_t[::1] pos_rows, const int64_t[::1] neg_rows,
                       double step, double weight, double theta, double shrink):
-    """adaDSGD steps (paper 003 Alg. 1 inner loop): pairwise square loss + elastic net.
-
-    For each pair::
+    """adaDSGD steps (AlQuabeh & Abdurahimov, Alg. 1 inner loop): pairwise square
+    loss + elastic net. For each pair::
 
         m = w.(x_i - x_j)
         w <- w + step * weight * 2 (1 - m) (x_i - x_j)     # gradient of weight (1 - m)^2
         w <- soft(w, theta) / shrink                         # prox of the elastic net
 
     ``weight`` is the importance weight ``c_s`` of the stage, ``theta = step * l1``
-    and ``shrink = 1 + step * l2`` (``1 + 2 step l2`` for the printed eq. 24); the
-    prox is applied just in time (ALGORITHMS.md 0.1), so a step costs O(nnz).
+    and ``shrink = 1 + step * l2``; the prox is applied just in time, so a step
+    costs O(nnz).
     """
-    cdef Py_ssize_t k, n_steps = pos_rows.shape[0]
+    cdef Py_ssize_t k, n_steps = pos_rows.shape[0], work = 0
     cdef Py_ssize_t ni, nj
     cdef const double* vi
     cdef const double* vj
     cdef const int32_t* ii
     cdef const int32_t* ij
     cdef double m, c
-    if neg_rows.shape[0] != n_steps:
-        raise ValueError("pos_rows and neg_rows must have the same length")
+    if w.n_features != X.n_features:
+        raise ValueError("weights and rows differ in the number of features")
+    _check_pairs(X, pos_rows, neg_rows)
     with nogil:
         for k in range(n_steps):
             ni = X.row(pos_rows[k], &vi, &ii)
             nj = X.row(neg_rows[k], &vj, &ij)
-            w.touch(vi, ii, ni)
-            w.touch(vj, ij, nj)
-            m = w.dot(vi, ii, ni) - w.dot(vj, ij, nj)
+            m = w.dot(vi, ii, ni)
+            m = m - w.dot(vj, ij, nj)
             c = step * weight * 2.0 * (1.0 - m)
-            w.add(c, vi, ii, ni)
-            w.add(-c, vj, ij, nj)
+            w.add_pair(c, vi, ii, ni, vj, ij, nj)
             w.prox_step(theta, shrink)
+            poll(&work, 2 * (ni + nj) + 8)

@@ -12,7 +12,6 @@ cdef class RowSource:
     cdef const double* sqnorms
     cdef object _refs
 
-    cdef void _fill_sqnorms(self, double[::1] out)
     cdef Py_ssize_t row(self, Py_ssize_t i, const double** vals,
                         const int32_t** ind) noexcept nogil
     cdef double sqnorm(self, Py_ssize_t i) noexcept nogil

@@ -8,24 +8,157 @@ serves dense and sparse input alike:
   the shared feature-index array ``0 .. d-1``;
 * a CSR matrix gives row ``i`` as its stored values and column indices.
 
+``RowSource`` is the gate between user data and kernels that run without bounds
+checks, so it trusts nothing about a CSR matrix: in one pass over the structure
+(fused with the row norms) it checks that ``indptr`` starts at 0, never decreases
+and ends within the index and value arrays, and that every column index lies in
+``[0, n_features)`` and increases strictly within its row (canonical form: sorted,
+no duplicates). A matrix outside these rules raises ``ValueError`` naming the
+problem (:class:`NotCanonical`, a ``ValueError``, for sorted-ness and duplicates,
+which :func:`aucopt.validation.row_source` repairs on a copy).
+
 Column indices are held as int32 (a weight vector of 2**31 float64 entries would
 need 16 GiB, so no trainable model has more features); int64 CSR indices are
-accepted and narrowed once, after a range check. Row pointers are held as int64,
-so matrices with more than 2**31 stored values work. Rows of a CSR matrix must be
-in canonical form (sorted, duplicate-free indices): then dense and CSR input give
-bit-identical dot products, because the extra zeros of a dense row add exact
-zeros to the sums. ``aucopt.base`` canonicalises once during validation.
+narrowed in the same pass. Row pointers are held as int64, so matrices with more
+than 2**31 stored values work. Canonical rows make dense and CSR input give
+bit-identical dot products (the extra zeros of a dense row add exact zeros).
 
-Squared row norms are computed once at construction (O(nnz), summed in index
-order so that dense and CSR rows give identical values) for the kernels
-that need ``||x||^2`` (projections, proximal steps, maintained ``||w||^2``).
+Squared row norms (summed in index order, so dense and CSR rows give identical
+values) are computed in the same pass for kernels that need ``||x||^2``.
 """
 import numpy as np
 import scipy.sparse as sp
 
+from libc.math cimport isfinite
 from libc.stdint cimport int32_t, int64_t
 
 INT32_MAX = 2147483647
+
+
+class NotCanonical(ValueError):
+    """CSR rows whose column indices are unsorted or repeated (repairable)."""
+
+
+ctypedef fused index_t:
+    int32_t
+    int64_t
+
+
+cdef int _scan_csr(const index_t[::1] indptr, const index_t[::1] indices,
+                   int64_t n_features, const double[::1] data, int32_t[::1] out_ind,
+                   int64_t[::1] out_ptr, double[::1] norms, bint write, bint with_norms,
+                   int64_t* where) noexcept nogil:
+    """Check a CSR structure and, with ``write``, narrow it to (int32 indices, int64
+    pointers) and sum row norms. Returns 0, or the failing rule (1 indptr start,
+    2 decreasing indptr, 3 indptr beyond the arrays, 4 index out of range, 5 not
+    canonical) with the offending row in ``where``."""
+    cdef Py_ssize_t n = indptr.shape[0] - 1, i
+    cdef int64_t k, start, stop, prev, idx
+    cdef int64_t size = indices.shape[0]
+    cdef double s
+    cdef int status = 0
+    if indptr[0] != 0:
+        where[0] = 0
+        return 1
+    if write:
+        out_ptr[0] = 0
+    for i in range(n):
+        start = indptr[i]
+        stop = indptr[i + 1]
+        if stop < start:
+            where[0] = i
+            return 2
+        if stop > size:
+            where[0] = i
+            return 3
+        if write:
+            out_ptr[i + 1] = stop
+        prev = -1
+        s = 0.0
+        for k in range(start, stop):
+            idx = indices[k]
+            if idx < 0 or idx >= n_features:
+                where[0] = i
+                return 4
+            if idx <= prev and status == 0:
+                where[0] = i
+                status = 5
+            prev = idx
+            if write:
+                out_ind[k] = <int32_t>idx
+            if with_norms:
+                s += data[k] * data[k]
+        if with_norms:
+            norms[i] = s
+    return status
+
+
+_CSR_ERRORS = {
+    1: "indptr[0] is {value}, not 0",
+    2: "indptr decreases at row {row}",
+    3: "indptr of row {row} points past the end of indices/data",
+    4: "a column index of row {row} is outside [0, n_features)",
+}
+
+
+def _csr_index_arrays(X):
+    """``(indptr, indices)`` of a CSR matrix in one common integer dtype (int64 when
+    either needs it)."""
+    n = X.shape[0]
+    indptr = np.asarray(X.indptr)
+    indices = np.asarray(X.indices)
+    if indptr.ndim != 1 or indptr.shape[0] != n + 1:
+        raise ValueError(f"malformed CSR matrix: indptr has {indptr.size} entries, "
+                         f"expected n_rows + 1 = {n + 1}")
+    if indptr.dtype.kind not in "iu" or indices.dtype.kind not in "iu" or indices.ndim != 1:
+        raise TypeError("CSR indices and indptr must be 1-D integer arrays")
+    wide = (indptr.dtype.itemsize > 4 or indices.dtype.itemsize > 4
+            or indptr.dtype.kind == "u" or indices.dtype.kind == "u")
+    dtype = np.int64 if wide else np.int32
+    return np.ascontiguousarray(indptr, dtype=dtype), np.ascontiguousarray(indices, dtype=dtype)
+
+
+def _scan(indptr, indices, Py_ssize_t n_features, data, out_ind, out_ptr, norms,
+          bint write, bint with_norms):
+    cdef int64_t where = 0
+    cdef int status
+    cdef const double[::1] data_view = data
+    cdef int32_t[::1] ind_view = out_ind
+    cdef int64_t[::1] ptr_view = out_ptr
+    cdef double[::1] norm_view = norms
+    if indptr.dtype == np.int32:
+        status = _scan_csr[int32_t](indptr, indices, n_features, data_view, ind_view,
+                                    ptr_view, norm_view, write, with_norms, &where)
+    else:
+        status = _scan_csr[int64_t](indptr, indices, n_features, data_view, ind_view,
+                                    ptr_view, norm_view, write, with_norms, &where)
+    if status == 5:
+        raise NotCanonical(f"CSR row {where} has unsorted or repeated column indices; "
+                           "call X.sum_duplicates() (aucopt does it on a copy during "
+                           "validation)")
+    if status:
+        raise ValueError("malformed CSR matrix: " + _CSR_ERRORS[status].format(
+            row=where, value=indptr[0]) + "; rebuild it with "
+            "scipy.sparse.csr_matrix((data, indices, indptr), shape=...)")
+
+
+def csr_status(X):
+    """Check the structure of a float64 CSR matrix without copying it.
+
+    Returns True when it is canonical (sorted, duplicate-free indices), False when
+    only the order or duplicates are off (repairable with ``sum_duplicates``);
+    raises ``ValueError`` for a structure no kernel may read (bad ``indptr``,
+    column index outside ``[0, n_features)``).
+    """
+    indptr, indices = _csr_index_arrays(X)
+    empty_i = np.empty(0, dtype=np.int32)
+    empty_p = np.empty(0, dtype=np.int64)
+    try:
+        _scan(indptr, indices, X.shape[1], np.empty(0), empty_i, empty_p, np.empty(0),
+              False, False)
+    except NotCanonical:
+        return False
+    return True
 
 
 cdef class RowSource:
@@ -35,32 +168,51 @@ cdef class RowSource:
     ----------
     X : ndarray of shape (n_samples, n_features) or scipy.sparse CSR matrix
         Dense input must be C-contiguous float64; CSR input must have float64
-        values and canonical (sorted, duplicate-free) indices. No conversion is
-        made here: validation happens once, in ``aucopt.base``.
+        values (its structure is checked here, see the module docstring).
+    norms : bool, default=True
+        Compute the squared row norms (kernels that only score rows skip them).
+
+    Raises
+    ------
+    ValueError
+        For a malformed CSR structure (:class:`NotCanonical` for unsorted or
+        repeated indices).
+    TypeError
+        For anything but a C-contiguous float64 array or a float64 CSR matrix.
     """
 
-    def __cinit__(self, X):
+    def __cinit__(self, X, bint norms=True):
         cdef const double[:, ::1] dense_view
         cdef const double[::1] data_view
-        cdef const int32_t[::1] ind_view
-        cdef const int64_t[::1] ptr_view
-        cdef const double[::1] norm_view
+        cdef int32_t[::1] ind_view
+        cdef int64_t[::1] ptr_view
+        cdef double[::1] norm_view
+        cdef const double* vals
+        cdef const int32_t* ind
+        cdef Py_ssize_t i, k, n, d
+        cdef double s
         if sp.issparse(X):
             if X.format != "csr":
                 raise TypeError(f"RowSource needs a CSR matrix, got format {X.format!r}")
             if X.dtype != np.float64:
                 raise TypeError(f"RowSource needs float64 values, got {X.dtype}")
-            if not X.has_canonical_format:
-                raise ValueError("RowSource needs canonical CSR (sorted indices, no duplicates)")
             n, d = X.shape
             if d > INT32_MAX:
-                raise ValueError(f"{d} features exceed the int32 feature-index range")
+                raise ValueError(f"{d} features exceed the int32 feature-index range; "
+                                 "no aucopt model can have more than 2**31 - 1 features")
+            indptr_in, indices_in = _csr_index_arrays(X)
             data = np.ascontiguousarray(X.data)
-            indices = np.ascontiguousarray(X.indices, dtype=np.int32)
-            indptr = np.ascontiguousarray(X.indptr, dtype=np.int64)
+            if data.ndim != 1 or data.shape[0] != indices_in.shape[0]:
+                raise ValueError(f"malformed CSR matrix: {data.size} values for "
+                                 f"{indices_in.shape[0]} column indices")
+            indices = np.empty(indices_in.shape[0], dtype=np.int32)
+            indptr = np.empty(n + 1, dtype=np.int64)
+            normarr = np.empty(n if norms else 0, dtype=np.float64)
+            _scan(indptr_in, indices_in, d, data, indices, indptr, normarr, True, norms)
             data_view = data
             ind_view = indices
             ptr_view = indptr
+            norm_view = normarr
             self.data = &data_view[0] if data.shape[0] > 0 else NULL
             self.indices = &ind_view[0] if indices.shape[0] > 0 else NULL
             self.indptr = &ptr_view[0]
@@ -82,29 +234,21 @@ cdef class RowSource:
             self.indices = &ind_view[0] if d > 0 else NULL
             self.indptr = NULL
             self.dense = True
+            normarr = np.empty(n if norms else 0, dtype=np.float64)
+            norm_view = normarr
+            if norms:
+                with nogil:
+                    for i in range(n):
+                        vals = self.data + i * d
+                        s = 0.0
+                        for k in range(d):
+                            s += vals[k] * vals[k]
+                        norm_view[i] = s
         self.n_rows = n
         self.n_features = d
-        norms = np.empty(n, dtype=np.float64)
-        self._fill_sqnorms(norms)
-        norm_view = norms
-        self.sqnorms = &norm_view[0] if n > 0 else NULL
+        self.sqnorms = &norm_view[0] if norms and n > 0 else NULL
         # keep every array the raw pointers refer to alive
-        self._refs = (X, data, indices, indptr, norms)
-
-    cdef void _fill_sqnorms(self, double[::1] out):
-        # one sequential sum per row, in index order: dense rows only add exact
-        # zeros, so dense and CSR input give bit-identical norms
-        cdef const double* vals
-        cdef const int32_t* ind
-        cdef Py_ssize_t i, k, nnz
-        cdef double s
-        with nogil:
-            for i in range(self.n_rows):
-                nnz = self.row(i, &vals, &ind)
-                s = 0.0
-                for k in range(nnz):
-                    s += vals[k] * vals[k]
-                out[i] = s
+        self._refs = (X, data, indices, indptr, normarr)
 
     cdef Py_ssize_t row(self, Py_ssize_t i, const double** vals,
                         const int32_t** ind) noexcept nogil:
@@ -120,26 +264,49 @@ cdef class RowSource:
         return <Py_ssize_t>(self.indptr[i + 1] - start)
 
     cdef double sqnorm(self, Py_ssize_t i) noexcept nogil:
-        """Squared Euclidean norm of row ``i`` (cached)."""
+        """Squared Euclidean norm of row ``i`` (cached; needs ``norms=True``)."""
         return self.sqnorms[i]
+
+    @property
+    def has_norms(self):
+        """Whether squared row norms were computed."""
+        return self.sqnorms != NULL or self.n_rows == 0
+
+    def _require_norms(self):
+        if not self.has_norms:
+            raise ValueError("this RowSource was built without row norms")
+
+    def norms(self):
+        """Squared row norms as a new array."""
+        self._require_norms()
+        return np.asarray(self._refs[4]).copy()
 
     def max_sqnorm(self):
         """Largest squared row norm (0.0 for no rows)."""
-        cdef Py_ssize_t i
-        cdef double s = 0.0
-        for i in range(self.n_rows):
-            if self.sqnorms[i] > s:
-                s = self.sqnorms[i]
-        return s
+        self._require_norms()
+        return float(np.max(self._refs[4])) if self.n_rows else 0.0
+
+    def check_finite_norms(self):
+        """Raise if a row's squared norm overflows (values beyond ~1e154)."""
+        self._require_norms()
+        sq = self._refs[4]
+        if self.n_rows and not np.isfinite(sq).all():
+            bad = int(np.flatnonzero(~np.isfinite(sq))[0])
+            raise ValueError(f"row {bad} has values so large that ||x||^2 overflows "
+                             "float64 (|x| beyond ~1e154); scale the features, e.g. "
+                             "with aucopt.datasets.Scaler")
+
+    def checked(self, Py_ssize_t i):
+        """``i`` if it is a row of this source, else ``IndexError`` (Python callers)."""
+        if not 0 <= i < self.n_rows:
+            raise IndexError(f"row {i} out of range for {self.n_rows} rows")
+        return i
 
     def get_row(self, Py_ssize_t i):
         """Return ``(indices, values)`` of row ``i`` as new arrays (for tests)."""
         cdef const double* vals
         cdef const int32_t* ind
-        cdef Py_ssize_t k, nnz
-        if not 0 <= i < self.n_rows:
-            raise IndexError(f"row {i} out of range for {self.n_rows} rows")
-        nnz = self.row(i, &vals, &ind)
+        cdef Py_ssize_t k, nnz = self.row(self.checked(i), &vals, &ind)
         out_ind = np.empty(nnz, dtype=np.int32)
         out_val = np.empty(nnz, dtype=np.float64)
         for k in range(nnz):
@@ -149,6 +316,5 @@ cdef class RowSource:
 
     def get_sqnorm(self, Py_ssize_t i):
         """Cached squared norm of row ``i`` (for tests)."""
-        if not 0 <= i < self.n_rows:
-            raise IndexError(f"row {i} out of range for {self.n_rows} rows")
-        return self.sqnorms[i]
+        self._require_norms()
+        return self.sqnorms[self.checked(i)]

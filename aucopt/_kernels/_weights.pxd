@@ -1,49 +1,62 @@
-# Scaled weight vector w = scale * v with maintained ||w||^2 and exact lazy averaging.
+# The one weight primitive of every kernel: w = scale * v over a (d, stride) state
+# array (column 0 = v, column 1 = the lazy-average accumulator when averaging, further
+# columns = per-coordinate state of a rule), with an always-maintained squared norm,
+# an optional undo journal, and a lazy elastic-net variant with the same method names.
 from libc.stdint cimport int32_t
 
-cdef class WeightVector:
+from aucopt._kernels._journal cimport Journal
+
+
+cdef class Weights:
     cdef double* v
-    cdef double* u
     cdef readonly Py_ssize_t n_features
+    cdef readonly Py_ssize_t stride
     cdef readonly double scale
-    cdef readonly double sqnorm
-    cdef readonly bint track_norm
+    cdef readonly double vsq
     cdef readonly bint averaging
     cdef readonly double avg_c
     cdef readonly double avg_q
     cdef double fold_low
     cdef double fold_high
-    cdef Py_ssize_t stride
+    cdef readonly Journal journal
+    cdef double saved[4]
     cdef object _state
 
     cdef double dot(self, const double* vals, const int32_t* ind,
                     Py_ssize_t nnz) noexcept nogil
-    cdef void add(self, double c, const double* vals, const int32_t* ind,
-                  Py_ssize_t nnz, double wx, double xx) noexcept nogil
-    cdef void add_pair(self, double c,
-                       const double* vi, const int32_t* ii, Py_ssize_t ni,
-                       const double* vj, const int32_t* ij, Py_ssize_t nj,
-                       double wz, double zz) noexcept nogil
-    cdef void scale_by(self, double a) noexcept nogil
+    cdef double avg_dot(self, const double* vals, const int32_t* ind,
+                        Py_ssize_t nnz) noexcept nogil
+    cdef int add(self, double c, const double* vals, const int32_t* ind,
+                 Py_ssize_t nnz) except -1 nogil
+    cdef int add_pair(self, double c,
+                      const double* vi, const int32_t* ii, Py_ssize_t ni,
+                      const double* vj, const int32_t* ij, Py_ssize_t nj) except -1 nogil
+    cdef int scale_by(self, double a) except -1 nogil
     cdef void snapshot(self, double weight) noexcept nogil
-    cdef void fold(self) noexcept nogil
+    cdef int fold(self) except -1 nogil
+    cdef double sqnorm(self) noexcept nogil
+    cdef int touch(self, const int32_t* ind, Py_ssize_t nnz) except -1 nogil
+    cdef double* dense_begin(self) except NULL nogil
+    cdef void dense_end(self) noexcept nogil
 
 
 cdef class ElasticNetWeights:
-    cdef double* w
-    cdef double* stamp_p
-    cdef double* stamp_r
+    cdef double* a
     cdef readonly Py_ssize_t n_features
     cdef readonly double P
     cdef readonly double R
-    cdef object _arrays
+    cdef readonly Journal journal
+    cdef double saved[2]
+    cdef object _state
 
-    cdef void _update(self, Py_ssize_t k) noexcept nogil
-    cdef void touch(self, const double* vals, const int32_t* ind,
-                    Py_ssize_t nnz) noexcept nogil
+    cdef int _bring(self, const double* vals, const int32_t* ind,
+                    Py_ssize_t nnz) except -1 nogil
     cdef double dot(self, const double* vals, const int32_t* ind,
-                    Py_ssize_t nnz) noexcept nogil
-    cdef void add(self, double c, const double* vals, const int32_t* ind,
-                  Py_ssize_t nnz) noexcept nogil
-    cdef void prox_step(self, double theta, double c) noexcept nogil
-    cdef void materialize_all(self) noexcept nogil
+                    Py_ssize_t nnz) except? -1 nogil
+    cdef int add(self, double c, const double* vals, const int32_t* ind,
+                 Py_ssize_t nnz) except -1 nogil
+    cdef int add_pair(self, double c,
+                      const double* vi, const int32_t* ii, Py_ssize_t ni,
+                      const double* vj, const int32_t* ij, Py_ssize_t nj) except -1 nogil
+    cdef int prox_step(self, double theta, double c) except -1 nogil
+    cdef int fold(self) except -1 nogil

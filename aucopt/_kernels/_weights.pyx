@@ -1,88 +1,138 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
-"""Scaled weight vector with maintained norm and exact lazy averaging.
+"""The weight primitive shared by every kernel (ALGORITHMS.md 0.1, DESIGN "weights").
 
-ALGORITHMS.md section 0.1 ("Sparse-efficient primitives"):
+:class:`Weights` -- a dense weight vector ``w = scale * v``:
 
-* ``w = scale * v``: ``w <- a w`` is O(1) (only ``scale`` changes), ``w <- w + c x``
-  is O(nnz(x)) (``v <- v + (c / scale) x``), ``w.x = scale * (v.x)``.
-* ``||w||^2`` is kept incrementally: after ``w <- w + c x`` it grows by
-  ``2 c (w.x) + c^2 ||x||^2`` (pre-update ``w.x``, cached ``||x||^2``), and a
-  scaling multiplies it by ``a^2``. Kernels that never read it switch it off.
-* When ``|scale|`` leaves [1e-9, 1e9] it is folded into ``v`` (O(d), rare).
-  With averaging the band is [1e-4, 1e4]: while ``scale`` is small, ``v`` and
-  ``u`` grow like ``1/scale`` and ``avg_c v - u`` cancels that many digits, so
-  folding early (and re-basing ``u`` at the fold) bounds the loss to ~1e-12.
-* Lazy averaging (exact, O(nnz) per update, O(1) per averaging event): the running
-  sum of snapshots is ``S = avg_c * v - u``. ``v <- v + delta`` adds
-  ``avg_c * delta`` to ``u`` (same support); a snapshot of weight ``g`` adds
-  ``g * scale`` to ``avg_c`` and ``g`` to ``avg_q``; folding ``scale`` into ``v``
-  re-bases the sum: ``u <- u - avg_c v``, ``avg_c <- 0``
-  (then ``S = -u``, exactly the same sum). The average is ``(avg_c v - u) / avg_q`` (O(d),
-  once, on output). Weighted averages (SOLAM's gamma-weighted mean) pass the
-  weight to :meth:`snapshot`.
+* ``w <- a w`` is O(1) (only ``scale`` changes); ``w <- w + c x`` is O(nnz(x))
+  (``v <- v + (c / scale) x``); ``w.x = scale * (v.x)``;
+* ``||w||^2 = scale^2 * vsq`` with ``vsq = sum v^2`` maintained through every
+  update (each touched coordinate adds ``new^2 - old^2``) and recomputed exactly at
+  every fold, so projections and divergence checks are O(1);
+* when ``|scale|`` leaves [1e-9, 1e9] it is folded into ``v`` (O(d), rare). With
+  averaging the band is [1e-4, 1e4]: while ``scale`` is small, ``v`` and ``u`` grow
+  like ``1/scale`` and ``avg_c v - u`` cancels that many digits, so folding early
+  (and re-basing ``u``) bounds the loss to ~1e-12;
+* exact lazy averaging (O(nnz) per update, O(1) per averaging event): the running
+  sum of snapshots is ``S = avg_c v - u``; ``v <- v + delta`` adds ``avg_c delta``
+  to ``u``; a snapshot of weight ``g`` adds ``g scale`` to ``avg_c`` and ``g`` to
+  ``avg_q``; a fold re-bases ``u <- u - avg_c v``, ``avg_c <- 0``. The average is
+  ``(avg_c v - u) / avg_q``; :meth:`avg_dot` scores a row with it in O(nnz).
+  Weighted averages (SOLAM's gamma-weighted mean) pass the weight to ``snapshot``.
 
-The arrays ``v`` and ``u`` are owned by the caller and updated in place, so a
-learner keeps its state in ordinary numpy arrays between calls.
+The state is one C-contiguous float64 array of shape ``(d, stride)``: column 0 is
+``v``, column 1 the accumulator ``u`` when averaging, further columns hold a rule's
+per-coordinate state (CBR-diag's variance, AdaGrad accumulators), interleaved so that
+a coordinate's values share a cache line, as Vowpal Wabbit interleaves per-weight
+state. The learner owns the array (updated in place); a ``Weights`` object is a view
+made once per call, and its scalars are handed back with :meth:`scalars`.
+
+:meth:`begin` starts an undo journal (:class:`aucopt._kernels._journal.Journal`):
+every write saves the coordinate's row first, so a failed call is undone by
+:meth:`rollback` in time and memory proportional to what it touched.
+
+:class:`ElasticNetWeights` -- the lazy elastic-net variant, same method names:
+every step ``j`` applies ``w <- soft(w, theta_j) / c_j`` to all coordinates
+(``theta_j = eta_j l1``, ``c_j = 1 + eta_j l2``) just in time. With ``P_j =
+prod_{i<j} c_i`` and ``R_j = sum_{i<j} theta_i P_i``, a coordinate stored as ``a0``
+at step ``k0`` is, at step ``k``, ``sign(a0) max(0, |a0| P_k0 - (R_k - R_k0)) / P_k``.
+Each coordinate keeps its stamp ``(P_k0, R_k0)`` in columns 1-2 of a ``(d, 3)``
+state; :meth:`dot` and :meth:`add` bring the row's coordinates up to date first, so
+a step costs O(nnz). ``fold`` materialises everything (O(d)) and restarts at
+``P = 1, R = 0``; it happens by itself when ``P`` exceeds 1e100.
 """
 import numpy as np
 
 from libc.math cimport copysign, fabs
 from libc.stdint cimport int32_t
 
+from aucopt._kernels._interrupt cimport poll
+from aucopt._kernels._journal cimport Journal, touch, touch_rows
 from aucopt._kernels._rows cimport RowSource
 
 cdef double FOLD_LIMIT = 1e9
 cdef double FOLD_LIMIT_AVERAGING = 1e4
+cdef double RENORMALIZE_P = 1e100
 
 
-cdef class WeightVector:
-    """Dense weight vector ``w = scale * v`` for Cython kernels.
+def _check_state(state, Py_ssize_t min_stride, what):
+    if not isinstance(state, np.ndarray) or state.dtype != np.float64 \
+            or not state.flags.c_contiguous or not state.flags.writeable:
+        raise ValueError(f"{what} state must be a writable C-contiguous float64 array")
+    if state.ndim == 1 and min_stride <= 1:
+        return state.reshape(-1, 1)
+    if state.ndim != 2 or state.shape[1] < min_stride:
+        raise ValueError(f"{what} state must have shape (n_features, >= {min_stride}), "
+                         f"got {state.shape}")
+    return state
+
+
+cdef class Weights:
+    """Weight vector ``w = scale * v`` over a learner-owned state array.
 
     Parameters
     ----------
-    state : ndarray, float64, C-contiguous, writable; updated in place
-        Without averaging, ``v`` itself, shape (n_features,). With averaging,
-        shape (n_features, 2): column 0 is ``v``, column 1 the accumulator ``u``.
-        Interleaving puts ``u[k]`` in the cache line of ``v[k]``, so the
-        accumulator update of a sparse step costs almost nothing extra.
+    state : ndarray of shape (n_features,) or (n_features, stride), float64
+        Column 0 is ``v``; with ``averaging`` column 1 is the accumulator ``u``.
+        Updated in place.
     scale : float, default=1.0
-    track_norm : bool, default=False
-        Maintain ``||w||^2`` (``sqnorm``) through every update.
+    vsq : float or None
+        ``sum v^2``; None computes it (O(d); pass the stored value to resume).
     averaging : bool, default=False
-        Keep the lazy running average (``state`` must then have two columns).
     avg_c, avg_q : float
-        Lazy-average scalars (see module docstring), to resume a saved state.
+        Lazy-average scalars, to resume a stored state.
     """
 
-    def __cinit__(self, state not None, double scale=1.0, bint track_norm=False,
-                  bint averaging=False, double avg_c=0.0, double avg_q=0.0):
-        cdef double[::1] flat
-        if scale == 0.0:
-            raise ValueError("scale must be nonzero")
-        expected = 2 if averaging else 1
-        if state.dtype != np.float64 or not state.flags.c_contiguous:
-            raise ValueError("state must be a C-contiguous float64 array")
-        if state.ndim != expected or (averaging and state.shape[1] != 2):
-            raise ValueError("state must have shape (n_features, 2) with averaging, "
-                             "(n_features,) without")
-        flat = state.reshape(-1)  # a view: state is C-contiguous
-        self.averaging = averaging
-        self.stride = expected
-        self.n_features = state.shape[0]
+    def __cinit__(self, state not None, double scale=1.0, vsq=None, bint averaging=False,
+                  double avg_c=0.0, double avg_q=0.0):
+        cdef double[:, ::1] view
+        if not (scale != 0.0 and fabs(scale) < float("inf")):
+            raise ValueError(f"scale must be finite and nonzero, got {scale!r}")
+        state = _check_state(state, 2 if averaging else 1, "weight")
+        view = state
         self._state = state
-        self.v = &flat[0] if flat.shape[0] > 0 else NULL
-        self.u = self.v + 1 if averaging and flat.shape[0] > 0 else NULL
+        self.n_features = state.shape[0]
+        self.stride = state.shape[1]
+        self.v = &view[0, 0] if self.n_features > 0 else NULL
+        self.averaging = averaging
         self.scale = scale
-        self.track_norm = track_norm
-        v = self._column(0)
-        self.sqnorm = scale * scale * float(np.dot(v, v)) if track_norm else 0.0
+        col = state[:, 0]
+        self.vsq = float(np.dot(col, col)) if vsq is None else float(vsq)
         self.avg_c = avg_c
         self.avg_q = avg_q
-        self.fold_high = FOLD_LIMIT_AVERAGING if self.averaging else FOLD_LIMIT
+        self.fold_high = FOLD_LIMIT_AVERAGING if averaging else FOLD_LIMIT
         self.fold_low = 1.0 / self.fold_high
+        self.journal = None
 
-    def _column(self, j):
-        return np.asarray(self._state)[:, j] if self.averaging else np.asarray(self._state)
+    # -- transactions
+
+    def begin(self, double budget=0.25):
+        """Journal every write until :meth:`commit` or :meth:`rollback`."""
+        self.journal = Journal(self._state, budget=budget)
+        self.saved[0] = self.scale
+        self.saved[1] = self.vsq
+        self.saved[2] = self.avg_c
+        self.saved[3] = self.avg_q
+
+    def rollback(self):
+        """Undo every change since :meth:`begin`."""
+        if self.journal is not None:
+            self.journal.rollback()
+            self.journal = None
+            self.scale, self.vsq, self.avg_c, self.avg_q = (
+                self.saved[0], self.saved[1], self.saved[2], self.saved[3])
+
+    def commit(self):
+        """Keep the changes since :meth:`begin`."""
+        if self.journal is not None:
+            self.journal.commit()
+            self.journal = None
+
+    def scalars(self):
+        """``{"scale", "vsq", "avg_c", "avg_q"}`` to store beside the state array."""
+        return {"scale": self.scale, "vsq": self.vsq, "avg_c": self.avg_c,
+                "avg_q": self.avg_q}
+
+    # -- kernel interface
 
     cdef double dot(self, const double* vals, const int32_t* ind,
                     Py_ssize_t nnz) noexcept nogil:
@@ -95,91 +145,160 @@ cdef class WeightVector:
             s += v[ind[k] * stride] * vals[k]
         return s * self.scale
 
-    cdef void add(self, double c, const double* vals, const int32_t* ind,
-                  Py_ssize_t nnz, double wx, double xx) noexcept nogil:
-        """``w <- w + c x``; ``wx`` = pre-update ``w.x``, ``xx`` = ``||x||^2``."""
+    cdef double avg_dot(self, const double* vals, const int32_t* ind,
+                        Py_ssize_t nnz) noexcept nogil:
+        """``wbar . x`` with the running average (``w . x`` before any snapshot)."""
+        cdef Py_ssize_t k, pos
+        cdef double sv = 0.0, su = 0.0
+        if not self.averaging or self.avg_q == 0.0:
+            return self.dot(vals, ind, nnz)
+        for k in range(nnz):
+            pos = ind[k] * self.stride
+            sv += self.v[pos] * vals[k]
+            su += self.v[pos + 1] * vals[k]
+        return (self.avg_c * sv - su) / self.avg_q
+
+    cdef int add(self, double c, const double* vals, const int32_t* ind,
+                 Py_ssize_t nnz) except -1 nogil:
+        """``w <- w + c x`` (``||w||^2`` follows)."""
         cdef Py_ssize_t k, pos
         cdef double cv = c / self.scale
         cdef double cu = self.avg_c * cv
         cdef double* v = self.v
-        cdef double* u = self.u
+        cdef Py_ssize_t stride = self.stride
+        cdef double old, new, dv = 0.0
+        if self.journal is not None:
+            touch_rows(self.journal, ind, nnz, 0)
         if self.averaging:
             for k in range(nnz):
-                pos = 2 * ind[k]
-                v[pos] += cv * vals[k]
-                u[pos] += cu * vals[k]
+                pos = ind[k] * stride
+                old = v[pos]
+                new = old + cv * vals[k]
+                v[pos] = new
+                v[pos + 1] += cu * vals[k]
+                dv += (new - old) * (new + old)
         else:
             for k in range(nnz):
-                v[ind[k]] += cv * vals[k]
-        if self.track_norm:
-            self.sqnorm += 2.0 * c * wx + c * c * xx
+                pos = ind[k] * stride
+                old = v[pos]
+                new = old + cv * vals[k]
+                v[pos] = new
+                dv += (new - old) * (new + old)
+        self.vsq += dv
+        return 0
 
-    cdef void add_pair(self, double c,
-                       const double* vi, const int32_t* ii, Py_ssize_t ni,
-                       const double* vj, const int32_t* ij, Py_ssize_t nj,
-                       double wz, double zz) noexcept nogil:
-        """``w <- w + c (x_i - x_j)`` without forming the difference.
+    cdef int add_pair(self, double c,
+                      const double* vi, const int32_t* ii, Py_ssize_t ni,
+                      const double* vj, const int32_t* ij, Py_ssize_t nj) except -1 nogil:
+        """``w <- w + c (x_i - x_j)`` without forming the difference."""
+        self.add(c, vi, ii, ni)
+        self.add(-c, vj, ij, nj)
+        return 0
 
-        ``wz`` = pre-update ``w.(x_i - x_j)``, ``zz`` = ``||x_i - x_j||^2`` (only
-        read when the norm is tracked).
-        """
-        self.add(c, vi, ii, ni, 0.0, 0.0)
-        self.add(-c, vj, ij, nj, 0.0, 0.0)
-        if self.track_norm:
-            # the two add() calls added 0; put in the exact pair increment
-            self.sqnorm += 2.0 * c * wz + c * c * zz
-
-    cdef void scale_by(self, double a) noexcept nogil:
+    cdef int scale_by(self, double a) except -1 nogil:
         """``w <- a w`` in O(1) (O(d) when the scale has to be folded)."""
         self.scale *= a
-        self.sqnorm *= a * a
         if fabs(self.scale) < self.fold_low or fabs(self.scale) > self.fold_high:
             self.fold()
+        return 0
 
     cdef void snapshot(self, double weight) noexcept nogil:
         """Add ``weight * w`` to the running average (O(1))."""
         self.avg_c += weight * self.scale
         self.avg_q += weight
 
-    cdef void fold(self) noexcept nogil:
-        """Fold ``scale`` into ``v`` (``v <- scale v``, ``scale <- 1``), O(d).
-
-        The running sum ``S = avg_c v - u`` is re-based to ``S = -u`` on the way.
-        """
+    cdef int fold(self) except -1 nogil:
+        """``v <- scale v``, ``scale <- 1`` (O(d)); re-bases the average's sum."""
         cdef Py_ssize_t k, pos
+        cdef double s = 0.0, x
+        if self.journal is not None:
+            self.journal.save_all()
         for k in range(self.n_features):
             pos = k * self.stride
             if self.averaging:
-                self.u[pos] -= self.avg_c * self.v[pos]
-            self.v[pos] *= self.scale
+                self.v[pos + 1] -= self.avg_c * self.v[pos]
+            x = self.v[pos] * self.scale
+            self.v[pos] = x
+            s += x * x
+        self.vsq = s
         self.avg_c = 0.0
         self.scale = 1.0
+        return 0
 
-    # -- Python-level access: used by learners to read results and by tests --
+    cdef double sqnorm(self) noexcept nogil:
+        """``||w||^2`` (maintained)."""
+        return self.scale * self.scale * self.vsq
 
-    def coef(self):
-        """Return ``w = scale * v`` as a new array."""
-        return self.scale * self._column(0)
+    cdef int touch(self, const int32_t* ind, Py_ssize_t nnz) except -1 nogil:
+        """Journal the rows a rule is about to write through its own columns."""
+        if self.journal is not None:
+            touch_rows(self.journal, ind, nnz, 0)
+        return 0
 
-    def average(self):
-        """Return the running average ``(avg_c v - u) / avg_q`` (``w`` if empty)."""
-        if not self.averaging or self.avg_q == 0.0:
-            return self.coef()
-        return (self.avg_c * self._column(0) - self._column(1)) / self.avg_q
+    cdef double* dense_begin(self) except NULL nogil:
+        """Column 0 as a plain dense ``w`` (scale folded) for BLAS updates, which
+        must end with :meth:`dense_end`. Needs ``stride == 1``."""
+        if self.scale != 1.0:
+            self.fold()
+        if self.journal is not None:
+            self.journal.save_all()
+        return self.v if self.v != NULL else <double*>&self.saved[0]
 
-    def py_dot(self, RowSource rows, Py_ssize_t i):
-        """``w . x_i`` for row ``i`` of ``rows``."""
+    cdef void dense_end(self) noexcept nogil:
+        """Recompute ``||w||^2`` after dense writes (O(d))."""
+        cdef Py_ssize_t k
+        cdef double s = 0.0
+        for k in range(self.n_features):
+            s += self.v[k * self.stride] * self.v[k * self.stride]
+        self.vsq = s
+
+    # -- Python-level access: learners read results, tests drive steps
+
+    def scores(self, RowSource rows, bint average=False):
+        """``w . x`` (``wbar . x`` with ``average``) of every row, O(nnz)."""
+        cdef Py_ssize_t i, nnz, work = 0
         cdef const double* vals
         cdef const int32_t* ind
-        cdef Py_ssize_t nnz = rows.row(i, &vals, &ind)
+        if rows.n_features != self.n_features:
+            raise ValueError(f"rows have {rows.n_features} features, the weights "
+                             f"{self.n_features}")
+        out = np.empty(rows.n_rows)
+        cdef double[::1] o = out
+        with nogil:
+            for i in range(rows.n_rows):
+                nnz = rows.row(i, &vals, &ind)
+                o[i] = self.avg_dot(vals, ind, nnz) if average else self.dot(vals, ind, nnz)
+                poll(&work, nnz + 1)
+        return out
+
+    def coef(self):
+        """``w = scale * v`` as a new array."""
+        return self.scale * np.asarray(self._state)[:, 0]
+
+    def average(self):
+        """The running average ``(avg_c v - u) / avg_q`` (``w`` before any snapshot)."""
+        state = np.asarray(self._state)
+        if not self.averaging or self.avg_q == 0.0:
+            return self.coef()
+        return (self.avg_c * state[:, 0] - state[:, 1]) / self.avg_q
+
+    def py_sqnorm(self):
+        """``||w||^2`` (maintained)."""
+        return self.sqnorm()
+
+    def py_dot(self, RowSource rows, Py_ssize_t i):
+        """``w . x_i``."""
+        cdef const double* vals
+        cdef const int32_t* ind
+        cdef Py_ssize_t nnz = rows.row(rows.checked(i), &vals, &ind)
         return self.dot(vals, ind, nnz)
 
     def py_add(self, RowSource rows, Py_ssize_t i, double c):
-        """``w <- w + c x_i`` (norm maintained when tracked)."""
+        """``w <- w + c x_i``."""
         cdef const double* vals
         cdef const int32_t* ind
-        cdef Py_ssize_t nnz = rows.row(i, &vals, &ind)
-        self.add(c, vals, ind, nnz, self.dot(vals, ind, nnz), rows.sqnorm(i))
+        cdef Py_ssize_t nnz = rows.row(rows.checked(i), &vals, &ind)
+        self.add(c, vals, ind, nnz)
 
     def py_scale(self, double a):
         """``w <- a w``."""
@@ -194,125 +313,208 @@ cdef class WeightVector:
         self.fold()
 
 
-cdef double RENORMALIZE_P = 1e100
+def dense_scores(RowSource rows, const double[::1] w):
+    """``X @ w`` for the rows of ``rows`` (index order: dense and CSR agree bit for bit)."""
+    cdef Py_ssize_t i, k, nnz, work = 0
+    cdef const double* vals
+    cdef const int32_t* ind
+    cdef double s
+    if w.shape[0] != rows.n_features:
+        raise ValueError(f"w has {w.shape[0]} entries for {rows.n_features} features")
+    out = np.empty(rows.n_rows)
+    cdef double[::1] o = out
+    with nogil:
+        for i in range(rows.n_rows):
+            nnz = rows.row(i, &vals, &ind)
+            s = 0.0
+            for k in range(nnz):
+                s += w[ind[k]] * vals[k]
+            o[i] = s
+            poll(&work, nnz + 1)
+    return out
 
 
 cdef class ElasticNetWeights:
-    """Weights under a just-in-time elastic-net proximal step (ALGORITHMS.md 0.1).
-
-    Every step ``j`` applies ``w <- soft(w, theta_j) / c_j`` to ALL coordinates
-    (``theta_j = eta_j * l1``, ``c_j = 1 + eta_j * l2``). Coordinates untouched by
-    gradients are not visited: with ``P_j = prod_{i<j} c_i`` and
-    ``R_j = sum_{i<j} theta_i P_i``, ``|w| P`` drops by ``theta_j P_j`` per step
-    until it reaches 0, so a coordinate stored as ``a0`` at step ``k0`` is, at
-    step ``k``::
-
-        |w_k| = max(0, a0 * P_k0 - (R_k - R_k0)) / P_k      (sign kept; 0 stays 0)
-
-    Each coordinate keeps its stamp ``(P_k0, R_k0)``; :meth:`touch` brings the
-    coordinates of a row up to date before it is read or updated, so a step costs
-    O(nnz). When ``P`` exceeds 1e100 everything is materialised (O(d)) and the
-    scalars restart at ``P = 1, R = 0``. With ``l1 = 0`` this is the scaled
-    vector trick.
+    """Weights under a just-in-time elastic-net proximal step (module docstring).
 
     Parameters
     ----------
-    w : ndarray of shape (n_features,), float64, writable
-        The weights, materialised on entry and on :meth:`materialize_all`.
+    state : ndarray of shape (n_features, 3), float64, C-contiguous, writable
+        Per coordinate: the value at its stamp and the stamp ``(P_k0, R_k0)``;
+        a fresh state is ``[0, 1, 0]`` per row. Updated in place.
+    P, R : float
+        Current products (``P = 1, R = 0`` for a fresh or folded state).
     """
 
-    def __cinit__(self, double[::1] w not None):
-        self.n_features = w.shape[0]
-        stamp_p = np.ones(self.n_features)
-        stamp_r = np.zeros(self.n_features)
-        cdef double[::1] sp = stamp_p
-        cdef double[::1] sr = stamp_r
-        self._arrays = (w, stamp_p, stamp_r)
-        self.w = &w[0] if self.n_features > 0 else NULL
-        self.stamp_p = &sp[0] if self.n_features > 0 else NULL
-        self.stamp_r = &sr[0] if self.n_features > 0 else NULL
-        self.P = 1.0
-        self.R = 0.0
+    def __cinit__(self, state not None, double P=1.0, double R=0.0):
+        cdef double[:, ::1] view
+        state = _check_state(state, 3, "elastic-net weight")
+        if state.shape[1] != 3:
+            raise ValueError(f"elastic-net weight state must have 3 columns, got {state.shape}")
+        if not (P >= 1.0 and P <= RENORMALIZE_P and R >= 0.0):
+            raise ValueError(f"P must be in [1, 1e100] and R >= 0, got P={P!r}, R={R!r}")
+        view = state
+        self._state = state
+        self.n_features = state.shape[0]
+        self.a = &view[0, 0] if self.n_features > 0 else NULL
+        self.P = P
+        self.R = R
+        self.journal = None
 
-    cdef void _update(self, Py_ssize_t k) noexcept nogil:
-        cdef double a = fabs(self.w[k]) * self.stamp_p[k] - (self.R - self.stamp_r[k])
-        if a <= 0.0:
-            self.w[k] = 0.0
-        else:
-            self.w[k] = copysign(a / self.P, self.w[k])
-        self.stamp_p[k] = self.P
-        self.stamp_r[k] = self.R
+    @staticmethod
+    def fresh(Py_ssize_t n_features):
+        """A zero state: ``[0, 1, 0]`` per coordinate."""
+        state = np.zeros((n_features, 3))
+        state[:, 1] = 1.0
+        return state
 
-    cdef void touch(self, const double* vals, const int32_t* ind,
-                    Py_ssize_t nnz) noexcept nogil:
+    def begin(self, double budget=0.25):
+        """Journal every write until :meth:`commit` or :meth:`rollback`."""
+        self.journal = Journal(self._state, budget=budget)
+        self.saved[0] = self.P
+        self.saved[1] = self.R
+
+    def rollback(self):
+        """Undo every change since :meth:`begin`."""
+        if self.journal is not None:
+            self.journal.rollback()
+            self.journal = None
+            self.P, self.R = self.saved[0], self.saved[1]
+
+    def commit(self):
+        """Keep the changes since :meth:`begin`."""
+        if self.journal is not None:
+            self.journal.commit()
+            self.journal = None
+
+    def scalars(self):
+        """``{"P", "R"}`` to store beside the state array."""
+        return {"P": self.P, "R": self.R}
+
+    cdef int _bring(self, const double* vals, const int32_t* ind,
+                    Py_ssize_t nnz) except -1 nogil:
         """Bring the coordinates where the row is nonzero up to the current step.
 
-        Zero entries are skipped: they neither read nor change ``w`` (the stale
-        value times 0 is 0), so a dense row updates exactly the coordinates its
-        CSR form would, and dense and CSR input give identical weights.
+        Zero entries are skipped: they neither read nor change ``w``, so a dense
+        row updates exactly the coordinates its CSR form would.
         """
-        cdef Py_ssize_t k
+        cdef Py_ssize_t k, pos
+        cdef double mag
         for k in range(nnz):
-            if vals[k] != 0.0 and (self.stamp_p[ind[k]] != self.P
-                                   or self.stamp_r[ind[k]] != self.R):
-                self._update(ind[k])
+            pos = 3 * ind[k]
+            if vals[k] != 0.0 and (self.a[pos + 1] != self.P or self.a[pos + 2] != self.R):
+                touch(self.journal, ind[k])
+                mag = fabs(self.a[pos]) * self.a[pos + 1] - (self.R - self.a[pos + 2])
+                self.a[pos] = 0.0 if mag <= 0.0 else copysign(mag / self.P, self.a[pos])
+                self.a[pos + 1] = self.P
+                self.a[pos + 2] = self.R
+        return 0
 
     cdef double dot(self, const double* vals, const int32_t* ind,
-                    Py_ssize_t nnz) noexcept nogil:
-        """``w . x`` (the row's coordinates must have been touched this step)."""
+                    Py_ssize_t nnz) except? -1 nogil:
+        """``w . x`` at the current step."""
         cdef Py_ssize_t k
         cdef double s = 0.0
+        self._bring(vals, ind, nnz)
         for k in range(nnz):
-            s += self.w[ind[k]] * vals[k]
+            s += self.a[3 * ind[k]] * vals[k]
         return s
 
-    cdef void add(self, double c, const double* vals, const int32_t* ind,
-                  Py_ssize_t nnz) noexcept nogil:
-        """``w <- w + c x`` on touched coordinates (the gradient step)."""
+    cdef int add(self, double c, const double* vals, const int32_t* ind,
+                 Py_ssize_t nnz) except -1 nogil:
+        """``w <- w + c x`` (the gradient step) at the current step."""
         cdef Py_ssize_t k
+        self._bring(vals, ind, nnz)
+        if self.journal is not None:
+            touch_rows(self.journal, ind, nnz, 0)
         for k in range(nnz):
-            self.w[ind[k]] += c * vals[k]
+            self.a[3 * ind[k]] += c * vals[k]
+        return 0
 
-    cdef void prox_step(self, double theta, double c) noexcept nogil:
+    cdef int add_pair(self, double c,
+                      const double* vi, const int32_t* ii, Py_ssize_t ni,
+                      const double* vj, const int32_t* ij, Py_ssize_t nj) except -1 nogil:
+        """``w <- w + c (x_i - x_j)``."""
+        self.add(c, vi, ii, ni)
+        self.add(-c, vj, ij, nj)
+        return 0
+
+    cdef int prox_step(self, double theta, double c) except -1 nogil:
         """Apply ``soft(., theta) / c`` to every coordinate, lazily (O(1))."""
         self.R += theta * self.P
         self.P *= c
         if self.P > RENORMALIZE_P:
-            self.materialize_all()
+            self.fold()
+        return 0
 
-    cdef void materialize_all(self) noexcept nogil:
-        """Bring every coordinate up to date and restart at ``P = 1, R = 0`` (O(d))."""
-        cdef Py_ssize_t k
+    cdef int fold(self) except -1 nogil:
+        """Materialise every coordinate and restart at ``P = 1, R = 0`` (O(d))."""
+        cdef Py_ssize_t k, pos
+        cdef double mag
+        if self.journal is not None:
+            self.journal.save_all()
         for k in range(self.n_features):
-            self._update(k)
-            self.stamp_p[k] = 1.0
-            self.stamp_r[k] = 0.0
+            pos = 3 * k
+            mag = fabs(self.a[pos]) * self.a[pos + 1] - (self.R - self.a[pos + 2])
+            self.a[pos] = 0.0 if mag <= 0.0 else copysign(mag / self.P, self.a[pos])
+            self.a[pos + 1] = 1.0
+            self.a[pos + 2] = 0.0
         self.P = 1.0
         self.R = 0.0
+        return 0
 
-    # -- Python-level access for tests --
-
-    def py_touch_dot(self, RowSource rows, Py_ssize_t i):
-        """Touch row ``i``'s coordinates and return ``w . x_i``."""
+    def scores(self, RowSource rows):
+        """``w . x`` of every row at the current step, O(nnz); the state is not changed."""
+        cdef Py_ssize_t i, k, nnz, pos, work = 0
         cdef const double* vals
         cdef const int32_t* ind
-        cdef Py_ssize_t nnz = rows.row(i, &vals, &ind)
-        self.touch(vals, ind, nnz)
+        cdef double s, mag, value
+        if rows.n_features != self.n_features:
+            raise ValueError(f"rows have {rows.n_features} features, the weights "
+                             f"{self.n_features}")
+        out = np.empty(rows.n_rows)
+        cdef double[::1] o = out
+        with nogil:
+            for i in range(rows.n_rows):
+                nnz = rows.row(i, &vals, &ind)
+                s = 0.0
+                for k in range(nnz):
+                    pos = 3 * ind[k]
+                    value = self.a[pos]
+                    if self.a[pos + 1] != self.P or self.a[pos + 2] != self.R:
+                        mag = fabs(value) * self.a[pos + 1] - (self.R - self.a[pos + 2])
+                        value = 0.0 if mag <= 0.0 else copysign(mag / self.P, value)
+                    s += value * vals[k]
+                o[i] = s
+                poll(&work, nnz + 1)
+        return out
+
+    def coef(self):
+        """The current weights as a new array, as :meth:`fold` would materialise
+        them (the state is not changed)."""
+        state = np.asarray(self._state)
+        a = state[:, 0]
+        mag = np.abs(a) * state[:, 1] - (self.R - state[:, 2])
+        return np.where(mag <= 0.0, 0.0, np.copysign(mag / self.P, a))
+
+    def py_dot(self, RowSource rows, Py_ssize_t i):
+        """``w . x_i`` at the current step."""
+        cdef const double* vals
+        cdef const int32_t* ind
+        cdef Py_ssize_t nnz = rows.row(rows.checked(i), &vals, &ind)
         return self.dot(vals, ind, nnz)
 
     def py_add(self, RowSource rows, Py_ssize_t i, double c):
-        """Touch row ``i``'s coordinates, then ``w <- w + c x_i``."""
+        """``w <- w + c x_i``."""
         cdef const double* vals
         cdef const int32_t* ind
-        cdef Py_ssize_t nnz = rows.row(i, &vals, &ind)
-        self.touch(vals, ind, nnz)
+        cdef Py_ssize_t nnz = rows.row(rows.checked(i), &vals, &ind)
         self.add(c, vals, ind, nnz)
 
     def py_prox(self, double theta, double c):
         """One lazy proximal step on every coordinate."""
         self.prox_step(theta, c)
 
-    def py_materialize(self):
-        """Materialise all coordinates; returns the weights as a new array."""
-        self.materialize_all()
-        return np.array(self._arrays[0], copy=True)
+    def py_fold(self):
+        """Materialise every coordinate."""
+        self.fold()

@@ -1,16 +1,21 @@
-"""Built-in learners; importing this package registers them by name.
+"""Built-in learners, one module per family.
 
-One module per family (DESIGN.md), each registering its classes with
-``aucopt.register``; every public module here is imported, so a new family
-module needs no edit of this file.
+Every public module here is imported, and every class in it that declares its
+registry name (``_aucopt_name`` in its own body) is collected in :data:`BUILTINS`,
+which :mod:`aucopt.registry` reads; a new family module needs no edit of this
+file, and no learner module imports the registry.
 """
 import importlib
 import pkgutil
 
-from aucopt.learners.stochastic import SAM
+BUILTINS = {}
 
 for _module in pkgutil.iter_modules(__path__):
     if not _module.name.startswith("_"):
-        importlib.import_module(f"{__name__}.{_module.name}")
+        _mod = importlib.import_module(f"{__name__}.{_module.name}")
+        for _obj in vars(_mod).values():
+            if isinstance(_obj, type) and "_aucopt_name" in vars(_obj) \
+                    and _obj.__module__ == _mod.__name__:
+                BUILTINS[_obj._aucopt_name] = _obj
 
-__all__ = ["SAM"]
+__all__ = ["BUILTINS"]

@@ -13,23 +13,28 @@ on text data a dense snapshot costs d = 10^5 operations while a step touches a
 few hundred: even one snapshot per 100 steps would double an epoch's time.
 """
 import math
-import time
 
 import numpy as np
 
-from aucopt._kernels._pairwise import PROXIMAL, SUBGRADIENT, hinge_pairs, square_prox_pairs
-from aucopt._kernels._rows import RowSource
-from aucopt._kernels._weights import ElasticNetWeights, WeightVector
-from aucopt.base import BaseLearner, OnlineMixin, check_random_state
-from aucopt.learners._params import check_count, check_finite_coef, check_positive
-from aucopt.registry import register
+from aucopt._kernels._pairwise import (HingeProx, Schedule, Subgradient, hinge_pairs,
+                                       square_prox_pairs)
+from aucopt._state import Generator, Scalar
+from aucopt.base import BaseLearner, OnlineMixin
+from aucopt.learners._common import ElasticNetModel, WeightsModel, settle, weights_state
+from aucopt.validation import check_choice, check_count, check_positive, check_random_state
+
+# Pairs are drawn and handed to the kernel in blocks: bounded memory whatever n.
+PAIR_BLOCK = 1 << 16
 
 
-def _draw_pairs(rng, pos, neg, n_steps):
-    """Row indices of ``n_steps`` uniform draws with replacement from each class."""
-    pos_rows = pos[rng.integers(0, pos.size, size=n_steps)].astype(np.int64)
-    neg_rows = neg[rng.integers(0, neg.size, size=n_steps)].astype(np.int64)
-    return pos_rows, neg_rows
+def _pair_blocks(rng, pos, neg, n_steps):
+    """Row indices of ``n_steps`` uniform draws with replacement from each class,
+    in blocks of at most :data:`PAIR_BLOCK` (positives then negatives per block)."""
+    for start in range(0, n_steps, PAIR_BLOCK):
+        size = min(PAIR_BLOCK, n_steps - start)
+        pos_rows = pos[rng.integers(0, pos.size, size=size)].astype(np.int64)
+        neg_rows = neg[rng.integers(0, neg.size, size=size)].astype(np.int64)
+        yield pos_rows, neg_rows
 
 
 def _check_common(learner):
@@ -39,43 +44,44 @@ def _check_common(learner):
 
 
 class _PairwiseSGD(OnlineMixin, BaseLearner):
-    """Epoch driver shared by the pairwise SGD learners.
+    """Shared by the pairwise SGD learners.
 
-    ``fit`` = fresh state + ``n_epochs`` epochs; ``partial_fit`` = one more epoch
+    ``fit`` = fresh state + ``n_epochs`` passes; ``partial_fit`` = one more pass
     on the given chunk, continuing the step counter, schedules and random stream,
     so ``fit(X, y)`` equals ``n_epochs`` calls of ``partial_fit(X, y)``. A chunk
     without one of the classes holds no pair and leaves the model unchanged.
     """
 
-    def _fit(self, X, y):
-        self._init_state(X.shape[1])
-        self._epochs(X, y, self.n_epochs)
+    _state = {
+        "t_": Scalar(int, low=0),
+        "random_state_": Generator(),
+    }
+    _divergence_hint = "raise lam"
 
-    def _partial_fit(self, X, y):
-        self._epochs(X, y, 1)
+    def _prepare(self, rows, y):
+        self._pos = np.flatnonzero(y > 0)
+        self._neg = np.flatnonzero(y < 0)
 
-    def _epochs(self, X, y, n_epochs):
-        pos = np.flatnonzero(y > 0)
-        neg = np.flatnonzero(y < 0)
-        if pos.size == 0 or neg.size == 0:
-            return
-        rows = RowSource(X)  # once per call: its row norms cost a pass over X
-        for _ in range(n_epochs):
-            start = time.perf_counter()
-            self._epoch(rows, pos, neg)
-            check_finite_coef(self)
-            self.n_epochs_done_ += 1
-            if self.verbose:
-                self._report(X, y, f"epoch {self.n_epochs_done_}",
-                             time.perf_counter() - start, f"steps {self.t_}, ")
+    def _progress(self):
+        return f"steps {self.t_}, "
 
 
-
-class _HingeSGD(_PairwiseSGD):
+class _HingeSGD(WeightsModel, _PairwiseSGD):
     """SAM / ASAM / PSAM: pairwise hinge loss, SVMSGD2 schedule, optional averaging."""
 
-    _rule = SUBGRADIENT
-    _averaged = False
+    _rule = Subgradient
+    _state = {
+        **weights_state(1),
+        "rcount_": Scalar(int, low=1),
+    }
+
+    @classmethod
+    def _state_spec(cls):
+        spec = super()._state_spec()
+        if cls._averaged:
+            spec.update(weights_state(2, averaging=True))
+            spec["acount_"] = Scalar(int, low=1, none=True)
+        return spec
 
     def _check_params(self):
         check_positive("lam", self.lam)
@@ -86,44 +92,45 @@ class _HingeSGD(_PairwiseSGD):
             check_count("askip", self.askip)
         _check_common(self)
 
+    def _check_state(self):
+        super()._check_state()
+        if self.rcount_ > self.rskip:
+            raise ValueError(f"rcount_ = {self.rcount_} exceeds rskip = {self.rskip}")
+
     def _t0(self):
         return float(self.lam) ** -0.75 if self.t0 is None else float(self.t0)
 
     def _init_state(self, n_features):
-        self.coef_ = np.zeros(n_features)
+        self._init_weights(n_features, 2 if self._averaged else 1)
         self.intercept_ = 0.0
         self.t_ = 0
         self.rcount_ = int(self.rskip)
-        self.n_epochs_done_ = 0
         self.random_state_ = check_random_state(self.random_state)
         if self._averaged:
-            self.iterate_ = np.zeros((n_features, 2))
-            self.n_snapshots_ = 0.0
-            self.acount_ = None  # set from askip (which may depend on n) on the first epoch
+            self.acount_ = None  # set from askip (which may depend on n) on the first pass
 
     def _askip(self, n_rows):
         return max(1, n_rows // 100) if self.askip is None else int(self.askip)
 
-    def _epoch(self, rows, pos, neg):
-        pos_rows, neg_rows = _draw_pairs(self.random_state_, pos, neg, rows.n_rows)
-        if not self._averaged:
-            w = WeightVector(self.coef_)
-            self.t_, self.rcount_, _ = hinge_pairs(
-                rows, w, pos_rows, neg_rows, self._rule, float(self.lam), self._t0(),
-                self.t_, int(self.rskip), self.rcount_, 0, 0)
-            w.py_fold()  # coef_ holds w itself between calls
+    def _pass(self, rows, y, index):
+        if self._pos.size == 0 or self._neg.size == 0:
             return
-        askip = self._askip(rows.n_rows)
-        if self.acount_ is None:
-            self.acount_ = askip
-        # between calls the scale is folded, so the accumulator holds minus the sum
-        w = WeightVector(self.iterate_, averaging=True, avg_c=0.0, avg_q=self.n_snapshots_)
-        self.t_, self.rcount_, self.acount_ = hinge_pairs(
-            rows, w, pos_rows, neg_rows, self._rule, float(self.lam), self._t0(),
-            self.t_, int(self.rskip), self.rcount_, askip, self.acount_)
-        w.py_fold()
-        self.n_snapshots_ = float(w.avg_q)
-        self.coef_ = w.average()
+        askip = 0
+        if self._averaged:
+            askip = self._askip(rows.n_rows)
+            if self.acount_ is None:
+                self.acount_ = askip
+        sched = Schedule(float(self.lam), self._t0(), int(self.rskip), askip, t=self.t_,
+                         rcount=self.rcount_, acount=self.acount_ if askip else 0)
+        w = self._open_weights()
+        for pos_rows, neg_rows in _pair_blocks(self.random_state_, self._pos, self._neg,
+                                               rows.n_rows):
+            hinge_pairs(rows, w, pos_rows, neg_rows, self._rule(), sched)
+        settle(w, rows.n_rows)
+        self._store_weights(w)
+        self.t_, self.rcount_ = int(sched.t), int(sched.rcount)
+        if askip:
+            self.acount_ = int(sched.acount)
 
 
 _COMMON_PARAMS = """
@@ -168,11 +175,14 @@ _TAIL_PARAMS = """
     n_features_in_ : int
     t_ : int
         Pair steps taken so far.
-    n_epochs_done_ : int
-        Epochs run (``fit`` epochs plus ``partial_fit`` calls with both classes)."""
+    n_passes_ : int
+        Passes run (``fit`` epochs plus ``partial_fit`` calls).
+    weights_ : ndarray of shape (n_features, 1) or (n_features, 2)
+        The weight primitive's state: column 0 is ``v`` of the current iterate
+        ``w = weights_scale_ * v``; with averaging, column 1 is the lazy average's
+        accumulator (the average is ``(weights_avg_c_ v - u) / weights_avg_q_``)."""
 
 
-@register("sam")
 class SAM(_HingeSGD):
     __doc__ = f"""SAM: plain stochastic pairwise hinge SGD with scheduled L2 regularisation.
 
@@ -195,6 +205,8 @@ class SAM(_HingeSGD):
     ----------{_COMMON_PARAMS}{_TAIL_PARAMS.format(coef_note=" (the last iterate)")}
     """
 
+    _aucopt_name = "sam"
+
     def __init__(self, lam=1e-4, t0=None, rskip=16, n_epochs=1, random_state=None,
                  verbose=0, pos_label=None):
         self.lam = lam
@@ -206,7 +218,6 @@ class SAM(_HingeSGD):
         self.pos_label = pos_label
 
 
-@register("asam")
 class ASAM(_HingeSGD):
     __doc__ = f"""ASAM: accelerated stochastic AUC maximization (dissertation 000, Sec. 6.3, Alg. 10).
 
@@ -217,13 +228,9 @@ class ASAM(_HingeSGD):
 
     Parameters
     ----------{_COMMON_PARAMS}{_AVERAGING_PARAMS}{_TAIL_PARAMS.format(coef_note=" (the averaged iterate)")}
-    iterate_ : ndarray of shape (n_features, 2)
-        Column 0: the current (non-averaged) iterate ``w``; column 1: the lazy
-        averaging accumulator (ALGORITHMS.md 0.1), minus the sum of the snapshots.
-    n_snapshots_ : float
-        Snapshots in the average.
     """
 
+    _aucopt_name = "asam"
     _averaged = True
 
     def __init__(self, lam=1e-4, t0=None, rskip=16, askip=None, n_epochs=1,
@@ -238,7 +245,6 @@ class ASAM(_HingeSGD):
         self.pos_label = pos_label
 
 
-@register("psam")
 class PSAM(ASAM):
     __doc__ = f"""PSAM: proximal stochastic AUC maximization (dissertation 000, Sec. 7.3, Alg. 11, App. A).
 
@@ -258,15 +264,13 @@ class PSAM(ASAM):
 
     Parameters
     ----------{_COMMON_PARAMS}{_AVERAGING_PARAMS}{_TAIL_PARAMS.format(coef_note=" (the averaged iterate)")}
-    iterate_ : ndarray of shape (n_features, 2)
-        Column 0: the current iterate; column 1: the averaging accumulator.
     """
 
-    _rule = PROXIMAL
+    _aucopt_name = "psam"
+    _rule = HingeProx
 
 
-@register("adadsgd")
-class AdaDSGD(_PairwiseSGD):
+class AdaDSGD(ElasticNetModel, _PairwiseSGD):
     """adaDSGD / adaPSGD: adaptive sample size pairwise SGD with an elastic-net prox.
 
     Paper 003 (AlQuabeh & Abdurahimov), Alg. 1 with the AUC loss of eq. 23 and the
@@ -327,9 +331,14 @@ class AdaDSGD(_PairwiseSGD):
         The last iterate.
     t_ : int
         Pair steps taken so far.
-    n_epochs_done_ : int
+    n_passes_ : int
         Stagewise schedules and full-sample epochs run.
+    weights_ : ndarray of shape (n_features, 3)
+        The lazy elastic-net state: per coordinate its value at its stamp and the
+        stamp ``(P, R)``; ``weights_P_`` / ``weights_R_`` are the current products.
     """
+
+    _aucopt_name = "adadsgd"
 
     def __init__(self, eta="auto", lam=1e-5, l1_ratio=0.5, penalty="elasticnet",
                  l2_form="half", m0=1000, growth=2.0, inner="alg1", n_epochs=1,
@@ -354,36 +363,19 @@ class AdaDSGD(_PairwiseSGD):
         check_positive("l1_ratio", self.l1_ratio, allow_zero=True)
         if self.l1_ratio > 1:
             raise ValueError(f"l1_ratio must be in [0, 1], got {self.l1_ratio!r}")
-        for name, value, allowed in [("penalty", self.penalty, ("elasticnet", "l2")),
-                                     ("l2_form", self.l2_form, ("half", "printed")),
-                                     ("inner", self.inner, ("alg1", "stability"))]:
-            if value not in allowed:
-                raise ValueError(f"{name} must be one of {allowed}, got {value!r}")
+        check_choice("penalty", self.penalty, ("elasticnet", "l2"))
+        check_choice("l2_form", self.l2_form, ("half", "printed"))
+        check_choice("inner", self.inner, ("alg1", "stability"))
         check_count("m0", self.m0, minimum=2)
         check_positive("growth", self.growth)
         if self.growth <= 1:
             raise ValueError(f"growth must be > 1, got {self.growth!r}")
         _check_common(self)
 
-    def _fit(self, X, y):
-        self._init_state(X.shape[1])
-        self._partial_fit(X, y)
-        rows = RowSource(X)
-        pos, neg = np.flatnonzero(y > 0), np.flatnonzero(y < 0)
-        for _ in range(self.n_epochs - 1):
-            start = time.perf_counter()
-            self._stage(rows, pos, neg, X.shape[0], X.shape[0])
-            check_finite_coef(self)
-            self.n_epochs_done_ += 1
-            if self.verbose:
-                self._report(X, y, f"epoch {self.n_epochs_done_}",
-                             time.perf_counter() - start, f"steps {self.t_}, ")
-
     def _init_state(self, n_features):
-        self.coef_ = np.zeros(n_features)
+        self._init_weights(n_features)
         self.intercept_ = 0.0
         self.t_ = 0
-        self.n_epochs_done_ = 0
         self.random_state_ = check_random_state(self.random_state)
 
     def _penalty(self):
@@ -397,30 +389,34 @@ class AdaDSGD(_PairwiseSGD):
             return 0.1 / max_sq if max_sq > 0 else 0.1
         return float(self.eta)
 
-    def _stage(self, rows, pos, neg, m, n_steps):
+    def _stage(self, rows, w, pos, neg, m, n_steps):
         """``n_steps`` prox steps on pairs from ``pos``/``neg`` (a stage of ``m`` rows)."""
         l1, l2 = self._penalty()
         eta = self._eta(rows)
         weight = 2.0 * pos.size * neg.size / (m * (m - 1.0))
-        pos_rows, neg_rows = _draw_pairs(self.random_state_, pos, neg, n_steps)
-        w = ElasticNetWeights(self.coef_)
-        square_prox_pairs(rows, w, pos_rows, neg_rows, eta, weight, eta * l1, 1.0 + eta * l2)
-        w.py_materialize()
+        for pos_rows, neg_rows in _pair_blocks(self.random_state_, pos, neg, n_steps):
+            square_prox_pairs(rows, w, pos_rows, neg_rows, eta, weight, eta * l1,
+                              1.0 + eta * l2)
+        settle(w, n_steps)
         self.t_ += n_steps
 
-    def _partial_fit(self, X, y):
-        """One stagewise schedule (A Alg. 1) over the chunk, from the current ``w``."""
-        n = X.shape[0]
-        if not (y > 0).any() or not (y < 0).any():
+    def _pass(self, rows, y, index):
+        """Pass 0 of a call: the stagewise schedule (Alg. 1) over the rows; later
+        passes of ``fit``: ``n`` full-sample steps."""
+        if self._pos.size == 0 or self._neg.size == 0:
             return
-        start = time.perf_counter()
-        rows = RowSource(X)
+        w = self._open_weights()
+        n = rows.n_rows
+        if index > 0:
+            self._stage(rows, w, self._pos, self._neg, n, n)
+            self._store_weights(w)
+            return
         perm = self.random_state_.permutation(n)
         growth = float(self.growth)
         n_stages = int(math.floor(math.log(n / min(n, self.m0)) / math.log(growth)
                                   + 1e-9)) + 1
         m = min(n, int(self.m0))
-        for stage in range(n_stages):
+        for _ in range(n_stages):
             prefix = perm[:m]
             while not ((y[prefix] > 0).any() and (y[prefix] < 0).any()):
                 m = min(n, int(math.ceil(growth * m)))  # the prefix lacks a class
@@ -428,10 +424,6 @@ class AdaDSGD(_PairwiseSGD):
             pos = prefix[y[prefix] > 0]
             neg = prefix[y[prefix] < 0]
             n_steps = m if self.inner == "alg1" else int(math.ceil(m ** (4.0 / 3.0)))
-            self._stage(rows, pos, neg, m, n_steps)
-            check_finite_coef(self)
-            if self.verbose:
-                self._report(X, y, f"stage {stage + 1}/{n_stages} (m = {m})",
-                             time.perf_counter() - start, f"steps {self.t_}, ")
+            self._stage(rows, w, pos, neg, m, n_steps)
             m = min(n, int(math.ceil(growth * m)))
-        self.n_epochs_done_ += 1
+        self._store_weights(w)

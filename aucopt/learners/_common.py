@@ -1,0 +1,148 @@
+"""What the learner families share: the weight-vector state and its bookkeeping.
+
+:class:`WeightsModel` gives a learner whose ranking vector lives in the weight
+primitive (:class:`aucopt._kernels._weights.Weights`) everything around it: the
+declared state (``weights_`` plus its scalars), a per-call view journaled by the
+call's transaction, the O(nnz) scores used for thresholds and ``verbose``, the
+maintained norm for the divergence check, and ``coef_`` as a read-only array
+computed on first access (so a streaming ``partial_fit`` never reads out the
+whole model).
+"""
+import math
+
+import numpy as np
+
+from aucopt._kernels._weights import ElasticNetWeights, Weights
+from aucopt._state import Array, Scalar
+
+__all__ = ["WeightsModel", "ElasticNetModel", "weights_state", "settle"]
+
+# A pass of at least d / SETTLE_RATIO steps folds the weight vector's scale at its
+# end: the O(d) fold is then amortised over the pass's O(nnz) steps.
+SETTLE_RATIO = 16
+
+
+def weights_state(columns, averaging=False):
+    """Declared state of a :class:`Weights` with ``columns`` state columns."""
+    state = {
+        "weights_": Array("f8", ("d", columns)),
+        "weights_scale_": Scalar(float),
+        "weights_vsq_": Scalar(float, low=0.0),
+    }
+    if averaging:
+        state.update({"weights_avg_c_": Scalar(float), "weights_avg_q_": Scalar(float, low=0.0)})
+    return state
+
+
+def settle(w, n_steps):
+    """Fold the view's scale after a long enough pass (see ``SETTLE_RATIO``)."""
+    if n_steps * SETTLE_RATIO >= w.n_features:
+        w.py_fold()
+
+
+class _CoefFromState:
+    """``coef_`` computed from the state on first access (read-only, cached)."""
+
+    @property
+    def coef_(self):
+        cached = self.__dict__.get("_coef_cache")
+        if cached is None:
+            if "weights_" not in self.__dict__:
+                raise AttributeError(f"{type(self).__name__} has no coef_ before fit")
+            cached = self._coef()
+            cached.setflags(write=False)
+            self.__dict__["_coef_cache"] = cached
+        return cached
+
+
+class WeightsModel(_CoefFromState):
+    """Mixin: the ranking vector is a :class:`Weights` over ``weights_``.
+
+    ``_columns`` state columns (1 = ``v``; with ``_averaged`` column 1 is the lazy
+    average's accumulator and ``coef_`` is the average).
+    """
+
+    _columns = 1
+    _averaged = False
+
+    def _init_weights(self, n_features, columns=None):
+        self.weights_ = np.zeros((n_features, columns or self._columns))
+        self.weights_scale_ = 1.0
+        self.weights_vsq_ = 0.0
+        if self._averaged:
+            self.weights_avg_c_ = 0.0
+            self.weights_avg_q_ = 0.0
+
+    def _weights(self):
+        """A view of the weight state (not journaled: for reading)."""
+        if self._averaged:
+            return Weights(self.weights_, scale=self.weights_scale_, vsq=self.weights_vsq_,
+                           averaging=True, avg_c=self.weights_avg_c_,
+                           avg_q=self.weights_avg_q_)
+        return Weights(self.weights_, scale=self.weights_scale_, vsq=self.weights_vsq_)
+
+    def _open_weights(self):
+        """The view a training call updates, journaled by its transaction."""
+        return self._tx.track(self._weights())
+
+    def _store_weights(self, w):
+        s = w.scalars()
+        self.weights_scale_ = s["scale"]
+        self.weights_vsq_ = s["vsq"]
+        if self._averaged:
+            self.weights_avg_c_ = s["avg_c"]
+            self.weights_avg_q_ = s["avg_q"]
+
+    def _coef(self):
+        w = self._weights()
+        return w.average() if self._averaged else w.coef()
+
+    def _raw_scores(self, rows):
+        return self._weights().scores(rows, self._averaged)
+
+    def _weight_norm(self):
+        return math.sqrt(max(self.weights_scale_ ** 2 * self.weights_vsq_, 0.0))
+
+    def _check_state(self):
+        super()._check_state()
+        if self.weights_scale_ == 0.0:
+            raise ValueError("weights_scale_ is 0")
+
+
+class ElasticNetModel(_CoefFromState):
+    """Mixin: the ranking vector is an :class:`ElasticNetWeights` over ``weights_``."""
+
+    _state = {
+        "weights_": Array("f8", ("d", 3)),
+        "weights_P_": Scalar(float, low=1.0, high=1e100),
+        "weights_R_": Scalar(float, low=0.0),
+    }
+
+    def _init_weights(self, n_features):
+        self.weights_ = ElasticNetWeights.fresh(n_features)
+        self.weights_P_ = 1.0
+        self.weights_R_ = 0.0
+
+    def _weights(self):
+        return ElasticNetWeights(self.weights_, P=self.weights_P_, R=self.weights_R_)
+
+    def _open_weights(self):
+        return self._tx.track(self._weights())
+
+    def _store_weights(self, w):
+        s = w.scalars()
+        self.weights_P_, self.weights_R_ = s["P"], s["R"]
+
+    def _coef(self):
+        return self._weights().coef()
+
+    def _raw_scores(self, rows):
+        return self._weights().scores(rows)
+
+    def _check_state(self):
+        super()._check_state()
+        stamps = self.weights_[:, 1]
+        if stamps.size and (stamps.min() < 1.0 or stamps.max() > self.weights_P_
+                            or self.weights_[:, 2].min() < 0.0
+                            or self.weights_[:, 2].max() > self.weights_R_):
+            raise ValueError("weights_ stamps are outside [1, P] x [0, R]")

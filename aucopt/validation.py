@@ -1,0 +1,305 @@
+"""Input and parameter validation: one path for every learner and feature map.
+
+* :func:`check_X` converts a feature matrix once per call: dense array-likes become
+  C-contiguous float64 arrays, any scipy.sparse input becomes CSR float64 whose
+  structure is checked (``indptr`` monotone, every column index in range; nothing a
+  kernel reads without bounds checks is trusted) and made canonical (sorted,
+  duplicate-free indices) on a copy when needed.
+* :func:`row_source` hands a validated matrix to the kernels
+  (:class:`aucopt._kernels._rows.RowSource` checks the structure again as it reads
+  it, so no kernel can be reached with an index outside its arrays).
+* :func:`check_y` maps any two labels to -1 / +1; :func:`check_random_state`
+  turns a seed into a numpy Generator.
+* ``check_*`` helpers validate parameter values at fit time with messages that
+  name the parameter, and :func:`check_state_bytes` refuses state larger than a
+  documented cap before anything is allocated.
+"""
+import numbers
+import warnings
+
+import numpy as np
+import scipy.sparse as sp
+
+from aucopt._kernels._rows import NotCanonical, RowSource, csr_status
+from aucopt.exceptions import DataConversionWarning
+
+__all__ = ["check_X", "check_y", "check_random_state", "row_source", "check_positive",
+           "check_count", "check_choice", "check_fraction", "check_state_bytes",
+           "MAX_STATE_BYTES"]
+
+def check_X(X, *, name="X", n_features=None, estimator=None):
+    """Validate a feature matrix once, for any learner.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_features) or scipy.sparse matrix/array
+    name : str
+        Argument name used in error messages.
+    n_features : int or None
+        Expected number of features (``n_features_in_`` of a fitted learner).
+    estimator : str or None
+        Learner name used in the feature-count error message.
+
+    Returns
+    -------
+    X : C-contiguous float64 ndarray, or CSR matrix with float64 values and
+        canonical (sorted, duplicate-free) indices. The caller's object is never
+        modified; a copy is made only when a conversion is needed.
+
+    Raises
+    ------
+    TypeError
+        For input that is not numeric.
+    ValueError
+        For complex values, NaN/inf, a shape that is not 2-D, an empty matrix or a
+        feature count that differs from ``n_features``.
+    """
+    if X is None:
+        raise ValueError(f"{name} is None; pass a 2-D array or a scipy.sparse matrix")
+    if sp.issparse(X):
+        X = _check_sparse(X, name)
+    else:
+        X = _check_dense(X, name)
+    n_samples, n_cols = X.shape
+    if n_samples == 0:
+        raise ValueError(f"Found array with 0 sample(s) (shape={X.shape}) while a "
+                         f"minimum of 1 is required: {name} is empty")
+    if n_cols == 0:
+        raise ValueError(f"Found array with 0 feature(s) (shape={X.shape}) while a "
+                         f"minimum of 1 is required: {name} has no columns")
+    if n_features is not None and n_cols != n_features:
+        who = estimator or "the learner"
+        raise ValueError(
+            f"X has {n_cols} features, but {who} is expecting {n_features} features "
+            f"as input; pass data with the {n_features} columns used in fit "
+            "(for svmlight files, load them with n_features=...)")
+    return X
+
+
+def _check_sparse(X, name):
+    if np.iscomplexobj(X.data if hasattr(X, "data") else X):
+        raise ValueError(f"Complex data not supported in {name}; pass real values")
+    _check_structure_before_conversion(X)
+    if not sp.isspmatrix_csr(X):
+        X = sp.csr_matrix(X)  # any format, sparse arrays too -> csr_matrix
+    if X.dtype != np.float64:
+        X = X.astype(np.float64)
+    if X.ndim != 2:
+        raise ValueError(f"{name} must be 2-D, got shape {X.shape}")
+    if not np.all(np.isfinite(X.data)):
+        raise ValueError(f"Input {name} contains NaN or infinity; remove or impute "
+                         "these values before training")
+    if not csr_status(X):  # structure checked first: scipy trusts it
+        X = X.copy()
+        X.sum_duplicates()  # sorts indices and merges duplicates
+    X.has_canonical_format = True
+    return X
+
+
+def _check_structure_before_conversion(X):
+    """scipy's conversions trust index arrays; check those a user may have edited."""
+    if X.format == "csc":
+        csr_status(X.T)  # the transpose of a CSC matrix is a CSR view of its arrays
+    elif X.format == "coo":
+        for what, idx, bound in (("row", X.row, X.shape[0]), ("col", X.col, X.shape[1])):
+            idx = np.asarray(idx)
+            if idx.size and (idx.min() < 0 or idx.max() >= bound):
+                raise ValueError(f"malformed COO matrix: a {what} index is outside "
+                                 f"[0, {bound})")
+
+
+def _check_dense(X, name):
+    arr = np.asarray(X)
+    if np.iscomplexobj(arr):
+        raise ValueError(f"Complex data not supported in {name}; pass real values")
+    if arr.dtype.kind in "USO":
+        try:
+            arr = arr.astype(np.float64)
+        except ValueError as exc:
+            raise ValueError(f"{name} must be numeric: {exc}") from None
+    if arr.ndim != 2:
+        raise ValueError(
+            f"Expected 2D array for {name}, got {arr.ndim}D array instead (shape "
+            f"{arr.shape}). Reshape your data either using array.reshape(-1, 1) if "
+            "your data has a single feature or array.reshape(1, -1) if it contains a "
+            "single sample")
+    if arr.dtype.kind not in "fiub":
+        raise TypeError(f"{name} has dtype {arr.dtype}; pass numeric values")
+    arr = np.ascontiguousarray(arr, dtype=np.float64)
+    if not np.isfinite(arr).all():
+        raise ValueError(f"Input {name} contains NaN or infinity; remove or impute "
+                         "these values before training")
+    return arr
+
+
+def check_y(y, n_samples, classes=None, pos_label=None):
+    """Validate binary labels and map them to -1.0 / +1.0.
+
+    Parameters
+    ----------
+    y : array-like of shape (n_samples,)
+        Any two distinct values (numbers, bools, strings).
+    n_samples : int
+        Number of rows of X.
+    classes : array of shape (2,) or None
+        Known ``[negative, positive]`` classes (from an earlier ``partial_fit``);
+        then a chunk may contain only one of them.
+    pos_label : label or None
+        Which value is positive when ``classes`` is None; default the larger.
+
+    Returns
+    -------
+    y_pm : float64 ndarray of -1.0 / +1.0
+    classes : ndarray ``[negative, positive]``
+    """
+    if y is None:
+        raise ValueError("This learner requires y to be passed, but the target y is None")
+    y = np.asarray(y)
+    if y.ndim == 2 and y.shape[1] == 1:
+        warnings.warn("A column-vector y was passed when a 1d array was expected. "
+                      "Please change the shape of y to (n_samples, ), for example "
+                      "using ravel().", DataConversionWarning, stacklevel=3)
+        y = y.ravel()
+    if y.ndim != 1:
+        raise ValueError(f"y should be a 1d array, got an array of shape {y.shape}; "
+                         "aucopt learners take one binary label per row")
+    if y.shape[0] != n_samples:
+        raise ValueError(f"X has {n_samples} rows but y has {y.shape[0]} labels; "
+                         "pass one label per row")
+    if y.dtype.kind == "c":
+        raise ValueError("Complex labels are not supported")
+    if y.dtype.kind == "f":
+        if np.isnan(y).any():
+            raise ValueError("Input y contains NaN; drop the unlabelled rows")
+        if np.isinf(y).any():
+            raise ValueError("Input y contains infinity; labels must be two finite values")
+    if y.dtype.kind == "O":
+        y = _object_labels(y)
+    if classes is not None:
+        unknown = np.setdiff1d(np.unique(y), classes)
+        if unknown.size:
+            raise ValueError(f"y contains labels {unknown.tolist()} not among the "
+                             f"classes {list(classes)} this learner was fitted with")
+        return np.where(y == classes[1], 1.0, -1.0), classes
+    values = np.unique(y)
+    if values.size > 2:
+        if y.dtype.kind == "f" and not np.all(values == np.round(values)):
+            raise ValueError(
+                "Unknown label type: continuous (y has non-integer values); aucopt "
+                "learners rank two classes: binarize y first, e.g. with "
+                "aucopt.datasets.binarize(y, positive=...)")
+        raise ValueError(
+            f"Only binary classification is supported. y has {values.size} classes "
+            f"{values[:10].tolist()}; binarize it first, e.g. with "
+            "aucopt.datasets.binarize(y, positive=...)")
+    if values.size < 2:
+        raise ValueError(
+            f"y contains only one class ({values.tolist()}); AUC training needs at "
+            "least one positive and one negative example")
+    if pos_label is None:
+        classes = values
+    elif pos_label in values.tolist():
+        classes = np.array([v for v in values if v != pos_label] + [pos_label],
+                           dtype=values.dtype)
+    else:
+        raise ValueError(f"pos_label={pos_label!r} is not one of the labels "
+                         f"{values.tolist()}")
+    return np.where(y == classes[1], 1.0, -1.0), classes
+
+
+def _object_labels(y):
+    """Object-dtype labels: numbers or strings, turned into a plain dtype."""
+    try:
+        return y.astype(np.float64)
+    except (TypeError, ValueError):
+        return y.astype(str)
+
+
+def check_random_state(random_state):
+    """Turn ``random_state`` (None, int, SeedSequence, Generator, RandomState) into a Generator.
+
+    An int or SeedSequence gives a fresh generator, so the same seed gives the
+    same model; a Generator is used as is (and advanced).
+    """
+    if isinstance(random_state, np.random.Generator):
+        return random_state
+    if isinstance(random_state, np.random.RandomState):
+        return np.random.default_rng(random_state.randint(np.iinfo(np.int32).max))
+    if random_state is None or isinstance(random_state, (numbers.Integral,
+                                                         np.random.SeedSequence)):
+        return np.random.default_rng(random_state)
+    raise TypeError(f"random_state must be None, an int, a numpy Generator or "
+                    f"RandomState, got {type(random_state).__name__}")
+
+
+def row_source(X, norms=True):
+    """The kernels' view of a matrix returned by :func:`check_X` (checked again here).
+
+    A CSR matrix whose rows became unsorted since validation is repaired on a copy.
+    """
+    try:
+        return RowSource(X, norms)
+    except NotCanonical:
+        X = X.copy()
+        X.sum_duplicates()
+        return RowSource(X, norms)
+
+
+# --------------------------------------------------------------------------- parameters
+
+
+def check_positive(name, value, *, allow_zero=False):
+    """``value`` must be a finite real number > 0 (>= 0 with ``allow_zero``)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a real number, got {type(value).__name__} {value!r}")
+    if not (value >= 0 if allow_zero else value > 0) or value != value or value == float("inf"):
+        bound = ">= 0" if allow_zero else "> 0"
+        raise ValueError(f"{name} must be finite and {bound}, got {value!r}")
+
+
+def check_count(name, value, minimum=1, maximum=None):
+    """``value`` must be an integer in ``[minimum, maximum]``."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an integer, got {type(value).__name__} {value!r}")
+    if value < minimum:
+        raise ValueError(f"{name} must be >= {minimum}, got {value!r}")
+    if maximum is not None and value > maximum:
+        raise ValueError(f"{name} must be <= {maximum}, got {value!r}")
+
+
+def check_choice(name, value, allowed):
+    """``value`` must be one of ``allowed``."""
+    if not isinstance(value, str) or value not in allowed:
+        raise ValueError(f"{name} must be one of {tuple(allowed)}, got {value!r}")
+
+
+def check_fraction(name, value, *, low=0.0, high=1.0, open_low=True):
+    """``value`` must be a real number in ``(low, high]`` (``[low, high]`` if not ``open_low``)."""
+    check_positive(name, value, allow_zero=True)
+    if (value <= low if open_low else value < low) or value > high:
+        left = "(" if open_low else "["
+        raise ValueError(f"{name} must lie in {left}{low}, {high}], got {value!r}")
+
+
+# Largest model state a learner allocates unless its ``max_state_bytes`` says otherwise.
+MAX_STATE_BYTES = 4 * 2**30
+
+
+def check_state_bytes(nbytes, what, cap=None, fix=""):
+    """Refuse, before allocating, a model state of ``nbytes`` above ``cap``.
+
+    Parameters
+    ----------
+    nbytes : int
+        Bytes the state would take.
+    what : str
+        What needs them, e.g. ``"OPAUC's two 40000 x 40000 covariance sums"``.
+    cap : int or None
+        The limit (default :data:`MAX_STATE_BYTES`, 4 GiB).
+    fix : str
+        How to avoid it (another learner, a smaller parameter).
+    """
+    cap = MAX_STATE_BYTES if cap is None else cap
+    if nbytes > cap:
+        raise ValueError(f"{what} would take {nbytes / 2**30:.2f} GiB, above the "
+                         f"{cap / 2**30:.2f} GiB cap (max_state_bytes); {fix}".rstrip("; "))
