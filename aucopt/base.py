@@ -84,6 +84,7 @@ class _Transaction:
         self.streams = [(g, g.bit_generator.state) for g in self.saved.values()
                         if isinstance(g, np.random.Generator)]
         self.undo = []
+        self.deferred = []
 
     def track(self, obj):
         """Journal ``obj`` (a Weights / Journal-like object with begin, rollback and
@@ -99,6 +100,11 @@ class _Transaction:
             self.undo.append(_Copy(array))
         return array
 
+    def defer(self, fn):
+        """Run ``fn()`` once the call has succeeded (after every check): for updates
+        a kernel kept pending instead of writing them into large state in place."""
+        self.deferred.append(fn)
+
     def rollback(self):
         for obj in reversed(self.undo):
             obj.rollback()
@@ -110,6 +116,8 @@ class _Transaction:
     def commit(self):
         for obj in self.undo:
             obj.commit()
+        for fn in self.deferred:
+            fn()
 
 
 class _Copy:
