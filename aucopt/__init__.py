@@ -18,11 +18,12 @@ _LAZY = {
     "get": ("aucopt.registry", "get"),
     "available": ("aucopt.registry", "available"),
     "register": ("aucopt.registry", "register"),
-    "load": ("aucopt.base", "load"),
+    "load": ("aucopt.persistence", "load"),
     "PluginLoadError": ("aucopt.exceptions", "PluginLoadError"),
     "NotFittedError": ("aucopt.exceptions", "NotFittedError"),
 }
-_SUBMODULES = ("base", "cli", "datasets", "exceptions", "learners", "metrics", "registry")
+_SUBMODULES = ("base", "cli", "datasets", "exceptions", "learners", "metrics", "persistence",
+               "registry", "validation")
 
 __all__ = sorted(list(_LAZY) + list(_SUBMODULES) + ["__version__"])
 

@@ -40,7 +40,7 @@ import numpy as np
 from aucopt._estimator import Estimator
 from aucopt._format import FORMAT_NAME, FORMAT_VERSION, to_json, write_model
 from aucopt._kernels._weights import dense_scores
-from aucopt._state import Labels, Scalar, state_spec
+from aucopt._state import Array, Labels, Scalar, state_spec
 from aucopt._version import __version__
 from aucopt.exceptions import not_fitted_error
 from aucopt.metrics import optroc_accuracy, roc_auc
@@ -149,6 +149,8 @@ class BaseLearner(Estimator):
         "n_features_in_": Scalar(int, low=1, high=2**31 - 1),
         "intercept_": Scalar(float),
         "n_passes_": Scalar(int, low=0, optional=True),
+        # a plugin's ranking vector (built-in learners derive coef_ from their state)
+        "coef_": Array("f8", ("d",), optional=True),
     }
     # the parameter to name when a fit diverges
     _divergence_hint = "lower the step size"
@@ -363,7 +365,7 @@ class BaseLearner(Estimator):
         Parameters and scalar state are stored as JSON, arrays as ``.npy`` members;
         :func:`aucopt.load` reads them back without pickle.
         """
-        name = getattr(type(self), "_aucopt_name", None)
+        name = vars(type(self)).get("_aucopt_name")  # a subclass has a name of its own
         if name is None:
             raise ValueError(f"{type(self).__qualname__} is not registered; decorate it "
                              "with @aucopt.register(name) (or declare an entry point) to "

@@ -241,4 +241,4 @@ def get(name, **params):
 
 def name_of(cls):
     """The registry name of a learner class (``None`` if it is not registered)."""
-    return getattr(cls, "_aucopt_name", None)
+    return vars(cls).get("_aucopt_name")

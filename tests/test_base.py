@@ -7,7 +7,8 @@ import pytest
 import scipy.sparse as sp
 
 import aucopt
-from aucopt.base import Learner, check_random_state, check_X, check_y
+from aucopt.base import Learner
+from aucopt.validation import check_random_state, check_X, check_y
 from aucopt.exceptions import DataConversionWarning, NotFittedError
 
 
@@ -162,16 +163,19 @@ def test_interrupted_training_is_rolled_back(monkeypatch):
     X, y = _data(3)
     clf = aucopt.get("sam", random_state=0).fit(X, y)
     coef, t = clf.coef_.copy(), clf.t_
+    rng_state = clf.random_state_.bit_generator.state
+    work = type(clf)._pass
 
-    def boom(*args):
-        clf.coef_[:] = 123.0  # half-done work in place, then an interrupt
+    def boom(self, *args):
+        work(self, *args)  # a whole pass of journaled work in place, then an interrupt
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(clf, "_epoch", boom)
+    monkeypatch.setattr(type(clf), "_pass", boom)
     with pytest.raises(KeyboardInterrupt):
         clf.partial_fit(X, y)
     np.testing.assert_array_equal(clf.coef_, coef)
     assert clf.t_ == t
+    assert clf.random_state_.bit_generator.state == rng_state
 
 
 def test_pickle_and_clone_roundtrip():

@@ -1,11 +1,13 @@
-"""Shared kernels (ALGORITHMS.md 0.1) against plain numpy: row source, scaled weight
-vector with maintained norm, exact lazy averaging."""
+"""Shared kernels (ALGORITHMS.md 0.1) against plain numpy: row source (and its CSR
+structure checks), the weight primitive with maintained norm, exact lazy averaging and
+an undo journal, the lazy elastic-net weights."""
 import numpy as np
 import pytest
 import scipy.sparse as sp
 
 from aucopt._kernels._rows import RowSource
-from aucopt._kernels._weights import WeightVector
+from aucopt._kernels._journal import Journal
+from aucopt._kernels._weights import ElasticNetWeights, Weights, dense_scores
 
 
 def _matrix(seed=0, n=30, d=12, density=0.3):
@@ -53,8 +55,42 @@ def test_row_source_refuses_unvalidated_input():
         RowSource(np.asfortranarray(X))
     unsorted = sp.csr_matrix((np.array([1.0, 2.0]), np.array([3, 1]), np.array([0, 2])),
                              shape=(1, 5))
-    with pytest.raises(ValueError, match="canonical"):
+    with pytest.raises(ValueError, match="unsorted or repeated"):
         RowSource(unsorted)
+
+
+def _csr(X):
+    A = sp.csr_matrix(X)
+    return A.data.copy(), A.indices.copy(), A.indptr.copy()
+
+
+@pytest.mark.parametrize("edit, match", [
+    (lambda d, i, p: i.__setitem__(3, 4000000), "outside"),
+    (lambda d, i, p: i.__setitem__(3, -1), "outside"),
+    (lambda d, i, p: p.__setitem__(2, p[3] + 1), "decreases|past the end"),
+    (lambda d, i, p: p.__setitem__(-1, p[-1] + 5), "past the end"),
+    (lambda d, i, p: p.__setitem__(0, 1), "not 0"),
+])
+@pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
+def test_row_source_refuses_malformed_csr(edit, match, index_dtype):
+    """Kernels run without bounds checks: a CSR matrix edited into an invalid
+    structure must never reach them (segfaults or silent reads before)."""
+    data, ind, ptr = _csr(_matrix())
+    ind, ptr = ind.astype(index_dtype), ptr.astype(index_dtype)
+    edit(data, ind, ptr)
+    X = sp.csr_matrix((3, 3))  # a shell whose arrays we replace without scipy's checks
+    X.data, X.indices, X.indptr, X._shape = data, ind, ptr, (30, 12)
+    with pytest.raises(ValueError, match=match):
+        RowSource(X)
+
+
+def test_dense_scores_match_numpy_and_agree_for_dense_and_csr():
+    X = _matrix(5)
+    w = np.random.default_rng(0).standard_normal(12)
+    a = dense_scores(RowSource(X, norms=False), w)
+    b = dense_scores(RowSource(sp.csr_matrix(X), norms=False), w)
+    np.testing.assert_array_equal(a, b)
+    np.testing.assert_allclose(a, X @ w, rtol=1e-12, atol=1e-14)
 
 
 def _random_program(seed, n_ops=300):
@@ -79,7 +115,7 @@ def _random_program(seed, n_ops=300):
 def test_weight_vector_matches_numpy(sparse, seed):
     X = _matrix(seed)
     rows = RowSource(sp.csr_matrix(X) if sparse else X)
-    w = WeightVector(np.zeros((12, 2)), track_norm=True, averaging=True)
+    w = Weights(np.zeros((12, 2)), averaging=True)
     ref = np.zeros(12)
     total, weights = np.zeros(12), 0.0
     for op in _random_program(seed):
@@ -97,7 +133,7 @@ def test_weight_vector_matches_numpy(sparse, seed):
             weights += op[1]
         scale = max(np.abs(ref).max(), 1e-300)
         np.testing.assert_allclose(w.coef() / scale, ref / scale, rtol=0, atol=1e-10)
-        assert w.sqnorm == pytest.approx(ref @ ref, rel=1e-8, abs=1e-300)
+        assert w.py_sqnorm() == pytest.approx(ref @ ref, rel=1e-8, abs=1e-300)
         if weights:
             avg = total / weights
             np.testing.assert_allclose(w.average(), avg, rtol=1e-8,
@@ -108,7 +144,7 @@ def test_weight_vector_matches_numpy(sparse, seed):
 def test_weight_vector_fold_keeps_value_and_average():
     X = _matrix(3)
     rows = RowSource(X)
-    w = WeightVector(np.zeros((12, 2)), averaging=True)
+    w = Weights(np.zeros((12, 2)), averaging=True)
     w.py_add(rows, 0, 1.0)
     w.py_snapshot()
     w.py_scale(0.25)
@@ -120,12 +156,99 @@ def test_weight_vector_fold_keeps_value_and_average():
 
 
 def test_weight_vector_without_averaging_returns_w():
-    w = WeightVector(np.array([1.0, -2.0]), scale=3.0)
+    w = Weights(np.array([1.0, -2.0]), scale=3.0)
     np.testing.assert_array_equal(w.coef(), [3.0, -6.0])
     np.testing.assert_array_equal(w.average(), [3.0, -6.0])
+    assert w.py_sqnorm() == 45.0
     with pytest.raises(ValueError):
-        WeightVector(np.zeros(2), scale=0.0)
+        Weights(np.zeros(2), scale=0.0)
     with pytest.raises(ValueError, match="shape"):
-        WeightVector(np.zeros(2), averaging=True)
+        Weights(np.zeros(2), averaging=True)
     with pytest.raises(ValueError, match="contiguous"):
-        WeightVector(np.zeros((4, 2))[:, 0])
+        Weights(np.zeros((4, 2))[:, 0])
+
+
+def _apply(w, rows, ops):
+    for op in ops:
+        if op[0] == "add":
+            w.py_add(rows, op[1], op[2])
+        elif op[0] == "scale":
+            w.py_scale(op[1])
+        else:
+            w.py_snapshot(op[1])
+
+
+@pytest.mark.parametrize("n_ops", [3, 40, 300])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_weights_journal_rollback_restores_every_bit(n_ops, sparse):
+    """Short programs are undone from the journal, long ones (folds, every row
+    touched) from the one full copy: either way the state comes back exactly."""
+    X = _matrix(7)
+    rows = RowSource(sp.csr_matrix(X) if sparse else X)
+    state = np.zeros((12, 2))
+    w = Weights(state, averaging=True)
+    _apply(w, rows, _random_program(11, 50))
+    before, scalars = state.copy(), w.scalars()
+    w.begin()
+    _apply(w, rows, _random_program(12, n_ops))
+    assert not np.array_equal(state, before)
+    w.rollback()
+    np.testing.assert_array_equal(state, before)
+    assert w.scalars() == scalars
+    w.begin()
+    _apply(w, rows, _random_program(13, n_ops))
+    after = state.copy()
+    w.commit()
+    np.testing.assert_array_equal(state, after)
+
+
+def test_journal_saves_rows_once_within_budget_then_copies():
+    a = np.arange(2000.0).reshape(1000, 2)
+    j = Journal(a)
+    # marks (1 byte a row) + saved rows (8 + 16 bytes each) within 25% of the array
+    assert j.cap == (0.25 * 8 * 2 * 1000 - 1000) // 24
+    for r in (5, 5, 7):
+        j.py_touch(r)
+        a[r] = -1.0
+    assert j.count == 2 and not j.copied
+    for r in range(1000):
+        j.py_touch(r)
+        a[r] = -2.0
+    assert j.copied and not j.active
+    j.rollback()
+    np.testing.assert_array_equal(a, np.arange(2000.0).reshape(1000, 2))
+    with pytest.raises(ValueError, match="C-contiguous float64"):
+        Journal(np.zeros(4, dtype=np.float32))
+
+
+def _soft(u, t):
+    return np.sign(u) * np.maximum(np.abs(u) - t, 0.0)
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_elastic_net_weights_equal_eager_prox(sparse):
+    """Lazy just-in-time prox == applying soft(., theta)/c to every coordinate
+    every step; scores and coef() read the current values without changing them."""
+    X = _matrix(9)
+    rows = RowSource(sp.csr_matrix(X) if sparse else X)
+    rng = np.random.default_rng(0)
+    state = ElasticNetWeights.fresh(12)
+    w = ElasticNetWeights(state)
+    ref = np.zeros(12)
+    for step in range(200):
+        i = int(rng.integers(30))
+        assert w.py_dot(rows, i) == pytest.approx(ref @ X[i], rel=1e-9, abs=1e-12)
+        c = float(rng.standard_normal())
+        w.py_add(rows, i, c)
+        ref = ref + c * X[i]
+        theta, shrink = 0.01 * rng.random(), 1.0 + 0.05 * rng.random()
+        w.py_prox(theta, shrink)
+        ref = _soft(ref, theta) / shrink
+        if step % 50 == 49:
+            np.testing.assert_allclose(w.coef(), ref, rtol=1e-9, atol=1e-12)
+            np.testing.assert_allclose(w.scores(rows), X @ ref, rtol=1e-9, atol=1e-12)
+    frozen = state.copy()
+    w.coef(), w.scores(rows)
+    np.testing.assert_array_equal(state, frozen)
+    w.py_fold()
+    np.testing.assert_allclose(state[:, 0], ref, rtol=1e-9, atol=1e-12)

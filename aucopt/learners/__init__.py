@@ -17,5 +17,6 @@ for _module in pkgutil.iter_modules(__path__):
             if isinstance(_obj, type) and "_aucopt_name" in vars(_obj) \
                     and _obj.__module__ == _mod.__name__:
                 BUILTINS[_obj._aucopt_name] = _obj
+                globals()[_obj.__name__] = _obj
 
-__all__ = ["BUILTINS"]
+__all__ = ["BUILTINS"] + sorted(cls.__name__ for cls in BUILTINS.values())

@@ -34,6 +34,11 @@ def weights_state(columns, averaging=False):
     return state
 
 
+def _writable(array):
+    """``array``, or a copy when it is read-only (e.g. unpickled from a memmap)."""
+    return array if array.flags.writeable else array.copy()
+
+
 def settle(w, n_steps):
     """Fold the view's scale after a long enough pass (see ``SETTLE_RATIO``)."""
     if n_steps * SETTLE_RATIO >= w.n_features:
@@ -75,14 +80,16 @@ class WeightsModel(_CoefFromState):
 
     def _weights(self):
         """A view of the weight state (not journaled: for reading)."""
+        state = _writable(self.weights_)
         if self._averaged:
-            return Weights(self.weights_, scale=self.weights_scale_, vsq=self.weights_vsq_,
+            return Weights(state, scale=self.weights_scale_, vsq=self.weights_vsq_,
                            averaging=True, avg_c=self.weights_avg_c_,
                            avg_q=self.weights_avg_q_)
-        return Weights(self.weights_, scale=self.weights_scale_, vsq=self.weights_vsq_)
+        return Weights(state, scale=self.weights_scale_, vsq=self.weights_vsq_)
 
     def _open_weights(self):
         """The view a training call updates, journaled by its transaction."""
+        self.weights_ = _writable(self.weights_)
         return self._tx.track(self._weights())
 
     def _store_weights(self, w):
@@ -124,9 +131,10 @@ class ElasticNetModel(_CoefFromState):
         self.weights_R_ = 0.0
 
     def _weights(self):
-        return ElasticNetWeights(self.weights_, P=self.weights_P_, R=self.weights_R_)
+        return ElasticNetWeights(_writable(self.weights_), P=self.weights_P_, R=self.weights_R_)
 
     def _open_weights(self):
+        self.weights_ = _writable(self.weights_)
         return self._tx.track(self._weights())
 
     def _store_weights(self, w):

@@ -70,6 +70,7 @@ class _HingeSGD(WeightsModel, _PairwiseSGD):
     """SAM / ASAM / PSAM: pairwise hinge loss, SVMSGD2 schedule, optional averaging."""
 
     _rule = Subgradient
+    _stream = "epochs"  # n_epochs partial_fit calls on the data == fit
     _state = {
         **weights_state(1),
         "rcount_": Scalar(int, low=1),

@@ -1,0 +1,294 @@
+"""The learner contract, as checks anyone can run on a learner (plugins included).
+
+Every built-in learner passes these (``tests/test_contract.py`` runs them over the
+registry); a plugin author checks theirs with::
+
+    from aucopt.testing import check_learner
+    check_learner(MyLearner(random_state=0))        # raises AssertionError on a breach
+
+or runs a single check (``check_dense_equals_csr(MyLearner())``, ...). Each check
+takes an unfitted learner as a template (it is cloned with its parameters, never
+modified) and uses small generated data, so the whole contract runs in seconds.
+What is checked:
+
+* dense and CSR input (and CSC, COO, int64 indices) give the same model, bit for bit;
+* the same ``random_state`` gives the same model;
+* streaming: ``partial_fit`` over chunks equals ``fit`` (learners declaring
+  ``_stream = "chunks"``), or ``n_epochs`` calls of ``partial_fit`` on the whole
+  data equal ``fit`` (``_stream = "epochs"``);
+* ``save`` / :func:`aucopt.load` round trip gives identical scores, and training
+  resumes identically after loading;
+* failed calls (bad parameters, NaN, wrong feature count, one class) and interrupted
+  calls (``KeyboardInterrupt`` after a pass did its work) leave a fitted model
+  exactly as it was (every fitted attribute, bit for bit, and the random stream);
+* ``verbose`` prints one line per pass; prediction before fitting raises.
+"""
+import io
+import numbers
+
+import numpy as np
+import scipy.sparse as sp
+
+from aucopt.exceptions import NotFittedError
+
+__all__ = ["check_learner", "check_dense_equals_csr", "check_same_seed_same_model",
+           "check_streaming", "check_save_load", "check_failed_calls_leave_model",
+           "check_interrupt_rolls_back", "check_verbose_lines", "check_not_fitted",
+           "contract_data"]
+
+
+def contract_data(seed=0, n=80, d=8):
+    """Small sparse-ish data with a learnable ranking signal: ``(X, y)``, y in {0, 1}."""
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, d))
+    X[rng.random((n, d)) > 0.6] = 0.0
+    X[5] = 0.0  # an empty row
+    y = (X[:, 0] - X[:, 1] + 0.5 * rng.standard_normal(n) > 0).astype(int)
+    y[:2] = [0, 1]
+    return X, y
+
+
+def _clone(learner, **params):
+    return type(learner)(**{**learner.get_params(), **params})
+
+
+def _seeded(learner):
+    return "random_state" in learner.get_params()
+
+
+def _with_seed(learner, seed=0):
+    return _clone(learner, random_state=seed) if _seeded(learner) else _clone(learner)
+
+
+def _fitted_state(learner):
+    """Every fitted attribute, deep-copied, with generators as their states."""
+    out = {}
+    for key, value in vars(learner).items():
+        if not key.endswith("_") or key.startswith("__"):
+            continue
+        if isinstance(value, np.random.Generator):
+            out[key] = ("generator", value.bit_generator.state)
+        elif isinstance(value, np.ndarray):
+            out[key] = value.copy()
+        else:
+            out[key] = value
+    return out
+
+
+def _assert_same_state(before, after, what):
+    assert before.keys() == after.keys(), (what, sorted(before.keys() ^ after.keys()))
+    for key, value in before.items():
+        other = after[key]
+        if isinstance(value, np.ndarray):
+            assert isinstance(other, np.ndarray) and value.dtype == other.dtype \
+                and np.array_equal(value, other, equal_nan=value.dtype.kind == "f"), \
+                f"{what}: {key} changed"
+        else:
+            assert _equal(value, other), f"{what}: {key} changed ({value!r} -> {other!r})"
+
+
+def _equal(a, b):
+    if isinstance(a, float) and isinstance(b, float) and a != a and b != b:
+        return True
+    return a == b
+
+
+def _same_model(a, b, X, what):
+    np.testing.assert_array_equal(a.coef_, b.coef_, err_msg=f"{what}: coef_ differs")
+    np.testing.assert_array_equal(a.decision_function(X), b.decision_function(X),
+                                  err_msg=f"{what}: scores differ")
+
+
+def check_not_fitted(learner):
+    """Prediction before fitting raises ``NotFittedError``."""
+    X, _ = contract_data()
+    try:
+        _clone(learner).decision_function(X)
+    except NotFittedError:
+        return
+    raise AssertionError("decision_function before fit did not raise NotFittedError")
+
+
+def check_dense_equals_csr(learner):
+    """Dense, CSR, CSC, COO and int64-index CSR input give the same model, bit for bit."""
+    X, y = contract_data(1)
+    ref = _with_seed(learner).fit(X, y)
+    Xs = sp.csr_matrix(X)
+    wide = sp.csr_matrix(X)
+    wide.indices, wide.indptr = wide.indices.astype(np.int64), wide.indptr.astype(np.int64)
+    for name, form in (("csr", Xs), ("csc", sp.csc_matrix(X)), ("coo", sp.coo_matrix(X)),
+                       ("int64 csr", wide)):
+        model = _with_seed(learner).fit(form, y)
+        np.testing.assert_array_equal(model.coef_, ref.coef_,
+                                      err_msg=f"{name} input gives another coef_")
+        assert model.intercept_ == ref.intercept_, f"{name} input gives another intercept_"
+        np.testing.assert_array_equal(model.decision_function(Xs), ref.decision_function(X),
+                                      err_msg=f"{name} scores differ from dense scores")
+
+
+def check_same_seed_same_model(learner):
+    """The same seed gives the same model (learners with ``random_state``)."""
+    X, y = contract_data(2)
+    if not _seeded(learner):
+        a, b = _clone(learner).fit(X, y), _clone(learner).fit(X, y)
+    else:
+        a, b = _with_seed(learner, 7).fit(X, y), _with_seed(learner, 7).fit(X, y)
+    _same_model(a, b, X, "two fits with the same seed")
+
+
+def check_streaming(learner):
+    """``partial_fit`` continues one stream (see the module docstring)."""
+    mode = getattr(type(learner), "_stream", None)
+    if mode is None or not hasattr(learner, "partial_fit"):
+        return
+    X, y = contract_data(3)
+    if mode == "chunks":
+        fitted = _with_seed(learner).fit(X, y)
+        stream = _with_seed(learner)
+        for start in range(0, X.shape[0], 23):
+            stop = start + 23
+            stream.partial_fit(sp.csr_matrix(X[start:stop]), y[start:stop], classes=[0, 1])
+    else:
+        n_epochs = 3
+        fitted = _with_seed(learner, 0)
+        fitted.set_params(n_epochs=n_epochs)
+        fitted.fit(X, y)
+        stream = _with_seed(learner, 0)
+        for _ in range(n_epochs):
+            stream.partial_fit(sp.csr_matrix(X), y, classes=[0, 1])
+    np.testing.assert_array_equal(stream.coef_, fitted.coef_,
+                                  err_msg=f"partial_fit ({mode}) differs from fit")
+
+
+def check_save_load(learner):
+    """Save / load round trip: same scores; training resumes identically."""
+    import aucopt
+
+    X, y = contract_data(4)
+    model = _with_seed(learner).fit(X, y)
+    buf = io.BytesIO()
+    model.save(buf)
+    buf.seek(0)
+    again = aucopt.load(buf)
+    assert type(again) is type(model)
+    assert again.get_params().keys() == model.get_params().keys()
+    np.testing.assert_array_equal(again.decision_function(X), model.decision_function(X))
+    assert list(again.classes_) == list(model.classes_)
+    if hasattr(model, "partial_fit"):
+        X2, y2 = contract_data(5)
+        model.partial_fit(X2, y2)
+        again.partial_fit(X2, y2)
+        _same_model(model, again, X, "partial_fit after load")
+
+
+def check_failed_calls_leave_model(learner, bad_params=()):
+    """Bad input or parameters raise and leave a fitted model exactly as it was.
+
+    ``bad_params``: ``(params, exception type)`` pairs the learner must refuse.
+    """
+    X, y = contract_data(6)
+    model = _with_seed(learner).fit(X, y)
+    before = _fitted_state(model)
+    nan = X.copy()
+    nan[3, 2] = np.nan
+    calls = [
+        (lambda: model.fit(nan, y), ValueError),
+        (lambda: model.fit(X, y[:-1]), ValueError),
+        (lambda: model.fit(X, np.ones_like(y)), ValueError),
+        (lambda: model.fit(X, np.arange(len(y))), ValueError),
+    ]
+    if hasattr(model, "partial_fit"):
+        calls += [
+            (lambda: model.partial_fit(X[:, :-1], y), ValueError),
+            (lambda: model.partial_fit(nan, y), ValueError),
+            (lambda: model.partial_fit(X, np.full(len(y), 5)), ValueError),
+            (lambda: model.partial_fit(X, y, classes=[0, 7]), ValueError),
+        ]
+    for call, exc in calls:
+        try:
+            call()
+        except exc:
+            pass
+        else:
+            raise AssertionError(f"a bad call did not raise {exc.__name__}")
+        _assert_same_state(before, _fitted_state(model), "after a failed call")
+    for params, exc in bad_params:
+        saved = model.get_params()
+        model.set_params(**params)
+        try:
+            model.fit(X, y)
+        except exc:
+            pass
+        else:
+            raise AssertionError(f"fit with {params} did not raise {exc.__name__}")
+        _assert_same_state(before, _fitted_state(model), f"after fit with {params}")
+        if hasattr(model, "partial_fit"):
+            try:
+                model.partial_fit(X, y)
+            except exc:
+                pass
+            else:
+                raise AssertionError(f"partial_fit with {params} did not raise")
+            _assert_same_state(before, _fitted_state(model), f"after partial_fit {params}")
+        model.set_params(**saved)
+
+
+def check_interrupt_rolls_back(learner):
+    """``KeyboardInterrupt`` after a pass did its work leaves the model as it was."""
+    cls = type(learner)
+    if not hasattr(cls, "_pass"):
+        return
+    X, y = contract_data(7)
+    model = _with_seed(learner).fit(X, y)
+    before = _fitted_state(model)
+    work = cls._pass
+
+    def interrupted(self, *args):
+        work(self, *args)
+        raise KeyboardInterrupt
+
+    calls = [lambda: model.fit(X[::-1].copy(), y[::-1].copy())]
+    if hasattr(model, "partial_fit"):
+        calls.append(lambda: model.partial_fit(sp.csr_matrix(X), y))
+    cls._pass = interrupted
+    try:
+        for call in calls:
+            try:
+                call()
+            except KeyboardInterrupt:
+                pass
+            else:
+                raise AssertionError("the interrupt did not propagate")
+            _assert_same_state(before, _fitted_state(model), "after an interrupted call")
+    finally:
+        cls._pass = work
+    np.testing.assert_array_equal(model.decision_function(X),
+                                  _with_seed(learner).fit(X, y).decision_function(X))
+
+
+def check_verbose_lines(learner):
+    """``verbose=1`` prints one progress line per pass (``n_passes_`` of them)."""
+    if "verbose" not in learner.get_params():
+        return
+    import contextlib
+
+    X, y = contract_data(8)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        model = _with_seed(learner)
+        model.set_params(verbose=1)
+        model.fit(X, y)
+    lines = [line for line in out.getvalue().splitlines() if line.startswith("-- ")]
+    passes = getattr(model, "n_passes_", None)
+    if isinstance(passes, numbers.Integral):
+        assert len(lines) == passes, (len(lines), passes)
+    assert lines and all("train AUC" in line for line in lines), out.getvalue()
+
+
+def check_learner(learner, bad_params=()):
+    """Run every check of the contract on ``learner`` (an unfitted template)."""
+    for check in (check_not_fitted, check_dense_equals_csr, check_same_seed_same_model,
+                  check_streaming, check_save_load, check_interrupt_rolls_back,
+                  check_verbose_lines):
+        check(learner)
+    check_failed_calls_leave_model(learner, bad_params)

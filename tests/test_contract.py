@@ -1,0 +1,123 @@
+"""The learner contract (aucopt.testing) over every registered built-in learner.
+
+Family test files hold only what is family-specific; what every learner must do is
+checked here once. A plugin author runs the same checks with
+``aucopt.testing.check_learner`` (see the README); the plugin learner of the README
+passes them (test at the end).
+"""
+import numpy as np
+import pytest
+
+import aucopt
+from aucopt import testing
+from aucopt.registry import BUILTIN, get_class
+
+
+def _template(name):
+    cls = get_class(name)
+    params = cls().get_params()
+    return cls(random_state=0) if "random_state" in params else cls()
+
+
+NAMES = sorted(name for name, origin in aucopt.available().items() if origin == BUILTIN)
+
+# parameter values each learner must refuse (at fit and partial_fit, model unchanged)
+BAD_PARAMS = {
+    "sam": [({"lam": 0.0}, ValueError), ({"lam": "big"}, TypeError), ({"rskip": 0}, ValueError),
+            ({"n_epochs": 1.5}, TypeError), ({"t0": -1.0}, ValueError),
+            ({"random_state": "x"}, TypeError)],
+    "asam": [({"askip": 0}, ValueError)],
+    "psam": [({"askip": 2.5}, TypeError)],
+    "adadsgd": [({"eta": -1.0}, ValueError), ({"l1_ratio": 1.5}, ValueError),
+                ({"penalty": "l3"}, ValueError), ({"growth": 1.0}, ValueError),
+                ({"m0": 1}, ValueError), ({"inner": "x"}, ValueError)],
+    "opauc": [({"eta": 0.0}, ValueError), ({"lam": -1.0}, ValueError)],
+    "adaoam": [({"delta": 0.0}, ValueError)],
+    "opaucr": [({"tau": 0}, ValueError), ({"eta": 2.0, "lam": 1.0}, ValueError)],
+    "uni_exp": [({"eta": float("nan")}, ValueError)],
+    "solam": [({"R": -1.0}, ValueError), ({"kappa": 0.0}, ValueError)],
+    "spam": [({"penalty": "l1"}, ValueError), ({"schedule": "x"}, ValueError)],
+    "spdam": [({"batch_size": 1.5}, ValueError), ({"scaling": "x"}, ValueError)],
+    "oam_seq": [({"C": 0.0}, ValueError), ({"buffer": "lifo"}, ValueError),
+                ({"buffer_size": 0}, ValueError)],
+    "oam_gra": [({"C": -1.0}, ValueError)],
+    "cbr": [({"eta": 0.5}, ValueError), ({"beta_form": "x"}, ValueError)],
+    "cbr_diag": [({"eta": 1.0}, ValueError), ({"diag_update": "x"}, ValueError)],
+}
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_not_fitted(name):
+    testing.check_not_fitted(_template(name))
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_dense_equals_csr(name):
+    testing.check_dense_equals_csr(_template(name))
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_same_seed_same_model(name):
+    testing.check_same_seed_same_model(_template(name))
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_streaming(name):
+    testing.check_streaming(_template(name))
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_save_load(name):
+    testing.check_save_load(_template(name))
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_failed_calls_leave_model(name):
+    testing.check_failed_calls_leave_model(_template(name), BAD_PARAMS.get(name, ()))
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_interrupt_rolls_back(name):
+    testing.check_interrupt_rolls_back(_template(name))
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_verbose_lines(name):
+    testing.check_verbose_lines(_template(name))
+
+
+def test_every_builtin_declares_its_stream_mode_or_none():
+    for name in NAMES:
+        cls = get_class(name)
+        assert getattr(cls, "_stream", None) in (None, "chunks", "epochs"), name
+        if getattr(cls, "_stream", None):
+            assert hasattr(cls, "partial_fit"), name
+
+
+def test_the_readme_plugin_learner_passes_the_contract(monkeypatch):
+    """A learner written as the README says: __init__ + _fit setting coef_."""
+    from aucopt.base import BaseLearner
+    from aucopt import registry
+
+    class MeanDifference(BaseLearner):
+        def __init__(self, shrink=0.0, pos_label=None):
+            self.shrink = shrink
+            self.pos_label = pos_label
+
+        def _fit(self, X, y):
+            X = X.toarray() if hasattr(X, "toarray") else X
+            self.coef_ = (1.0 - self.shrink) * (X[y > 0].mean(0) - X[y < 0].mean(0))
+
+    monkeypatch.setattr(registry, "_registered", dict(registry._registered))
+    aucopt.register("mean_difference_contract")(MeanDifference)
+    testing.check_learner(MeanDifference())
+    with pytest.raises(AssertionError, match="coef_ differs|scores differ"):
+        class Flaky(MeanDifference):  # breaks the contract: must be caught
+            calls = 0
+
+            def _fit(self, X, y):
+                super()._fit(X, y)
+                Flaky.calls += 1
+                self.coef_ = self.coef_ + 1e-3 * Flaky.calls
+
+        testing.check_same_seed_same_model(Flaky())
