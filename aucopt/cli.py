@@ -2,10 +2,13 @@
 
     aucopt list
     aucopt train NAME TRAIN.svm [--test TEST.svm] [--param k=v ...] [--positive L,..] [--save M.npz]
+    aucopt tune NAME TRAIN.svm [--test TEST.svm] [--grid k=v1,v2 ...] [--cv 3] [--save M.npz]
     aucopt eval MODEL.npz TEST.svm [--positive L,..]
     aucopt demo [--learner NAME]
 
-Bad arguments exit with status 2 and a one-line reason on stderr.
+Every expected failure (bad arguments, unreadable or malformed files, a diverged fit,
+too little memory) exits with status 2 and one line on stderr naming the file or the
+parameter and the fix; Ctrl-C exits with status 130.
 """
 import argparse
 import ast
@@ -37,18 +40,27 @@ def _parse_value(text):
         return None
     try:
         return ast.literal_eval(text)
-    except (ValueError, SyntaxError):
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
         return text
 
 
-def _parse_params(pairs):
-    params = {}
+def _pairs(pairs, option):
+    out = {}
     for pair in pairs or ():
         key, sep, value = pair.partition("=")
-        if not sep or not key:
-            raise _UsageError(f"--param expects key=value, got {pair!r}")
-        params[key.strip()] = _parse_value(value)
-    return params
+        if not sep or not key.strip():
+            raise _UsageError(f"{option} expects key=value, got {pair!r}")
+        out[key.strip()] = value
+    return out
+
+
+def _parse_params(pairs):
+    return {k: _parse_value(v) for k, v in _pairs(pairs, "--param").items()}
+
+
+def _parse_grid(pairs):
+    return {k: [_parse_value(v) for v in values.split(",")]
+            for k, values in _pairs(pairs, "--grid").items()}
 
 
 def _labels(y, positive):
@@ -60,56 +72,129 @@ def _labels(y, positive):
     return binarize(y, [_parse_value(v) for v in positive.split(",")])
 
 
+def _read(path, n_features=None, positive=None):
+    """An svmlight file as (X, y); a failure names the file."""
+    from aucopt.datasets import load_svmlight
+
+    try:
+        X, y = load_svmlight(path, n_features=n_features)
+        return X, _labels(y, positive)
+    except FileNotFoundError:
+        raise _UsageError(f"aucopt: error: {path}: no such file") from None
+    except (ValueError, OSError, EOFError) as exc:
+        raise _UsageError(f"aucopt: error: {path}: {_first_line(exc)}") from None
+
+
+def _first_line(exc):
+    text = str(exc)
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
 def _with_features(X, n_features):
     if X.shape[1] == n_features:
         return X
     return sp.csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], n_features))
 
 
-def _cmd_list(args, out):
-    import aucopt
-
-    names = aucopt.available()
-    width = max(len(n) for n in names) if names else 4
-    for name, origin in names.items():
-        print(f"{name:<{width}}  {origin}", file=out)
-
-
-def _cmd_train(args, out):
-    import aucopt
-    from aucopt.datasets import load_svmlight
-
-    learner = aucopt.get(args.learner, **_parse_params(args.param))
-    X, y = load_svmlight(args.train, n_features=args.n_features)
-    y = _labels(y, args.positive)
+def _train_test(args):
+    X, y = _read(args.train, args.n_features, args.positive)
     X_test = y_test = None
     if args.test:
-        X_test, y_test = load_svmlight(args.test, n_features=args.n_features)
-        y_test = _labels(y_test, args.positive)
+        X_test, y_test = _read(args.test, args.n_features, args.positive)
         d = max(X.shape[1], X_test.shape[1])
         X, X_test = _with_features(X, d), _with_features(X_test, d)
+    return X, y, X_test, y_test
+
+
+def _learner_info(cls):
+    """(family, online, input limits) of a learner class, for ``aucopt list``."""
+    online = "online" if hasattr(cls, "partial_fit") else "batch"
+    return getattr(cls, "_family", ""), online, getattr(cls, "_limits", "")
+
+
+def _cmd_list(args, out):
+    import aucopt
+    from aucopt.registry import BUILTIN, get_class
+
+    names = aucopt.available()
+    rows = [("name", "family", "mode", "input", "origin")]
+    for name, origin in names.items():
+        info = _learner_info(get_class(name)) if origin == BUILTIN else ("", "", "")
+        rows.append((name, *info, origin))
+    widths = [max(len(r[k]) for r in rows) for k in range(5)]
+    for r in rows:
+        print("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip(), file=out)
+
+
+def _fit_and_report(learner, name, X, y, X_test, y_test, out):
     start = time.perf_counter()
     learner.fit(X, y)
     seconds = time.perf_counter() - start
-    print(f"learner      {args.learner}  {learner!r}", file=out)
+    print(f"learner      {name}  {learner!r}", file=out)
     print(f"train        {X.shape[0]} rows x {X.shape[1]} features, "
           f"{X.nnz} non-zeros; fit {seconds:.3f} s", file=out)
     print(f"train AUC    {learner.score(X, y):.4f}", file=out)
     if X_test is not None:
         print(f"test AUC     {learner.score(X_test, y_test):.4f}", file=out)
-    if args.save:
-        learner.save(args.save)
-        print(f"saved        {args.save}", file=out)
+
+
+def _save(learner, path, out):
+    if path:
+        try:
+            learner.save(path)
+        except OSError as exc:
+            raise _UsageError(f"aucopt: error: {path}: cannot write ({_first_line(exc)})") \
+                from None
+        print(f"saved        {path}", file=out)
+
+
+def _cmd_train(args, out):
+    import aucopt
+
+    learner = aucopt.get(args.learner, **_parse_params(args.param))
+    X, y, X_test, y_test = _train_test(args)
+    _fit_and_report(learner, args.learner, X, y, X_test, y_test, out)
+    _save(learner, args.save, out)
+
+
+def _cmd_tune(args, out):
+    import aucopt
+    from aucopt.model_selection import GridSearch
+
+    learner = aucopt.get(args.learner, **_parse_params(args.param))
+    grid = _parse_grid(args.grid) or None
+    search = GridSearch(learner, grid, cv=args.cv, n_jobs=args.n_jobs,
+                        random_state=args.random_state)
+    X, y, X_test, y_test = _train_test(args)
+    start = time.perf_counter()
+    search.fit(X, y)
+    seconds = time.perf_counter() - start
+    res = search.cv_results_
+    print(f"grid         {len(res['params'])} points x {args.cv} folds; {seconds:.3f} s",
+          file=out)
+    for params, mean, std in zip(res["params"], res["mean_test_auc"], res["std_test_auc"]):
+        mark = "*" if params == search.best_params_ else " "
+        print(f"{mark} CV AUC {mean:.4f} +- {std:.4f}  {params}", file=out)
+    best = search.best_estimator_
+    print(f"best         {best!r}", file=out)
+    print(f"train AUC    {best.score(X, y):.4f}", file=out)
+    if X_test is not None:
+        print(f"test AUC     {best.score(X_test, y_test):.4f}", file=out)
+    _save(best, args.save, out)
 
 
 def _cmd_eval(args, out):
     import aucopt
-    from aucopt.datasets import load_svmlight
     from aucopt.metrics import optroc_accuracy
 
-    model = aucopt.load(args.model)
-    X, y = load_svmlight(args.data, n_features=model.n_features_in_)
-    y = _labels(y, args.positive)
+    try:
+        model = aucopt.load(args.model)
+    except FileNotFoundError:
+        raise _UsageError(f"aucopt: error: {args.model}: no such file") from None
+    except (ValueError, OSError) as exc:
+        raise _UsageError(f"aucopt: error: {args.model}: {_first_line(exc)} (write models "
+                          "with `aucopt train ... --save`)") from None
+    X, y = _read(args.data, model.n_features_in_, args.positive)
     scores = model.decision_function(X)
     print(f"model        {model!r}", file=out)
     print(f"data         {X.shape[0]} rows", file=out)
@@ -120,25 +205,50 @@ def _cmd_eval(args, out):
           file=out)
 
 
+def _demo_preprocessing(cls):
+    """How the demo prepares the bundled data for a learner: its own advice, or
+    standardisation (zero mean, unit variance), the usual choice for dense data."""
+    return getattr(cls, "_demo_scaling", "standard")
+
+
 def _cmd_demo(args, out):
     import aucopt
     from aucopt.datasets import Scaler, load, split
+    from aucopt.registry import get_class
 
+    cls = get_class(args.learner)
     X, y = load(DEMO_DATASET)
     X_train, X_test, y_train, y_test = split(X, y, test_size=0.2, random_state=0)
-    scaler = Scaler("standard").fit(X_train.toarray())
+    method = _demo_preprocessing(cls)
+    scaler = Scaler(method).fit(X_train.toarray())
     X_train, X_test = scaler.transform(X_train.toarray()), scaler.transform(X_test.toarray())
-    learner = aucopt.get(args.learner, random_state=0)
+    params = {"random_state": 0} if "random_state" in cls._get_param_names() else {}
+    learner = aucopt.get(args.learner, **params)
     start = time.perf_counter()
     learner.fit(X_train, y_train)
     seconds = time.perf_counter() - start
     print(f"aucopt {aucopt.__version__} demo: {args.learner} on the bundled "
           f"{DEMO_DATASET} set ({X.shape[0]} rows x {X.shape[1]} features, "
-          f"{np.mean(y > 0):.1%} positive), stratified 80/20 split, seed 0", file=out)
+          f"{np.mean(y > 0):.1%} positive), stratified 80/20 split, seed 0; features "
+          f"scaled with Scaler({method!r}) fitted on the training part", file=out)
     print(f"learner      {learner!r}", file=out)
     print(f"fit time     {seconds:.4f} s", file=out)
     print(f"train AUC    {learner.score(X_train, y_train):.4f}", file=out)
     print(f"test AUC     {learner.score(X_test, y_test):.4f}", file=out)
+
+
+def _data_options(p, test=True):
+    p.add_argument("learner", help="learner name (see `aucopt list`)")
+    p.add_argument("train", help="training data, svmlight format (.gz/.bz2/.xz ok)")
+    if test:
+        p.add_argument("--test", help="test data, svmlight format")
+    p.add_argument("--param", action="append", metavar="KEY=VALUE",
+                   help="learner parameter, repeatable (e.g. --param lam=1e-4)")
+    p.add_argument("--positive", metavar="L1,L2,...",
+                   help="labels of the positive class; the others are negative")
+    p.add_argument("--n-features", type=int, default=None,
+                   help="number of features (default: from the data)")
+    p.add_argument("--save", metavar="MODEL.npz", help="save the trained model")
 
 
 def _build_parser():
@@ -146,19 +256,19 @@ def _build_parser():
     sub = parser.add_subparsers(dest="command", parser_class=_Parser)
     sub.required = True
 
-    sub.add_parser("list", help="list the available learners and where they come from")
+    sub.add_parser("list", help="list the learners: family, online or batch, input limits")
 
     train = sub.add_parser("train", help="train a learner on an svmlight file")
-    train.add_argument("learner", help="learner name (see `aucopt list`)")
-    train.add_argument("train", help="training data, svmlight format (.gz/.bz2/.xz ok)")
-    train.add_argument("--test", help="test data, svmlight format")
-    train.add_argument("--param", action="append", metavar="KEY=VALUE",
-                       help="learner parameter, repeatable (e.g. --param lam=1e-4)")
-    train.add_argument("--positive", metavar="L1,L2,...",
-                       help="labels of the positive class; the others are negative")
-    train.add_argument("--n-features", type=int, default=None,
-                       help="number of features (default: from the data)")
-    train.add_argument("--save", metavar="MODEL.npz", help="save the trained model")
+    _data_options(train)
+
+    tune = sub.add_parser("tune", help="choose a learner's parameters by cross-validated "
+                                       "AUC (its own search space unless --grid)")
+    _data_options(tune)
+    tune.add_argument("--grid", action="append", metavar="KEY=V1,V2,...",
+                      help="values to try for a parameter, repeatable")
+    tune.add_argument("--cv", type=int, default=3, help="folds (default 3)")
+    tune.add_argument("--n-jobs", type=int, default=None, help="parallel threads")
+    tune.add_argument("--random-state", type=int, default=0, help="seed of the folds")
 
     ev = sub.add_parser("eval", help="evaluate a saved model on an svmlight file")
     ev.add_argument("model", help="model written by `aucopt train --save`")
@@ -171,22 +281,29 @@ def _build_parser():
     return parser
 
 
-_COMMANDS = {"list": _cmd_list, "train": _cmd_train, "eval": _cmd_eval, "demo": _cmd_demo}
+_COMMANDS = {"list": _cmd_list, "train": _cmd_train, "tune": _cmd_tune, "eval": _cmd_eval,
+             "demo": _cmd_demo}
 
 
 def main(argv=None, out=None):
-    """Run the command line; returns the exit status (0 ok, 2 bad arguments or input)."""
+    """Run the command line; returns the exit status (0 ok, 2 bad input, 130 Ctrl-C)."""
     out = sys.stdout if out is None else out
     try:
         args = _build_parser().parse_args(argv)
         _COMMANDS[args.command](args, out)
     except _UsageError as exc:
-        print(str(exc).splitlines()[0], file=sys.stderr)
+        print(_first_line(exc), file=sys.stderr)
         return 2
-    except (ValueError, TypeError, OSError, ImportError) as exc:
-        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        print(f"aucopt: error: {reason}", file=sys.stderr)
+    except (ValueError, TypeError, OSError, ImportError, FloatingPointError) as exc:
+        print(f"aucopt: error: {_first_line(exc)}", file=sys.stderr)
         return 2
+    except MemoryError:
+        print("aucopt: error: not enough memory; use a smaller model (see the learner's "
+              "max_state_bytes) or fewer rows", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("aucopt: interrupted", file=sys.stderr)
+        return 130
     return 0
 
 

@@ -62,7 +62,8 @@ def test_positive_option_binarizes(tmp_path):
 
 @pytest.mark.parametrize("argv, reason", [
     (["train", "nosuch", "x.svm"], "unknown learner"),
-    (["train", "sam", "/no/such/file.svm"], "No such file"),
+    (["train", "sam", "/no/such/file.svm"], "/no/such/file.svm: no such file"),
+    (["eval", "/no/such/model.npz", "x.svm"], "no such file"),
     (["train", "sam", "x.svm", "--param", "lam"], "key=value"),
     (["frobnicate"], "invalid choice"),
     ([], "required"),
@@ -78,3 +79,61 @@ def test_bad_parameter_value_exits_2(svm_files, capsys):
     train, _ = svm_files
     code, _ = _run(["train", "sam", str(train), "--param", "lam=-1"])
     assert code == 2 and "lam must be" in capsys.readouterr().err
+
+
+def test_tune_reports_the_grid_and_the_best_point(svm_files, tmp_path):
+    train, test = svm_files
+    code, out = _run(["tune", "psam", str(train), "--test", str(test), "--grid",
+                      "lam=0.001,0.1", "--param", "random_state=0",
+                      "--save", str(tmp_path / "best.npz")])
+    assert code == 0, out
+    assert out.count("CV AUC") == 2 and out.count("* CV AUC") == 1
+    assert float(out.split("test AUC")[1].split()[0]) > 0.8
+    assert (tmp_path / "best.npz").exists()
+
+
+@pytest.mark.parametrize("content, reason", [
+    (b"\x1f\x8b\x08\x00garbage", "truncated|corrupt|ended before"),
+    (b"1 1:2 3\n", "line 1"),
+])
+def test_malformed_data_file_is_one_line_naming_the_file(tmp_path, capsys, content, reason):
+    path = tmp_path / "bad.svm.gz" if content.startswith(b"\x1f") else tmp_path / "bad.svm"
+    path.write_bytes(content)
+    code, _ = _run(["train", "sam", str(path)])
+    err = capsys.readouterr().err
+    assert code == 2 and str(path) in err and err.count("\n") == 1
+    import re
+    assert re.search(reason, err), err
+
+
+@pytest.mark.parametrize("content", [b"not a model", b"PK\x03\x04truncated"])
+def test_eval_of_a_non_model_file_says_so(tmp_path, capsys, svm_files, content):
+    _, test = svm_files
+    path = tmp_path / "m.npz"
+    path.write_bytes(content)
+    code, _ = _run(["eval", str(path), str(test)])
+    err = capsys.readouterr().err
+    assert code == 2 and "not an aucopt model file" in err and err.count("\n") == 1
+    assert "pickle" not in err
+
+
+def test_diverged_fit_exits_2_with_one_line(svm_files, capsys, monkeypatch):
+    train, _ = svm_files
+    from aucopt.learners.stochastic import SAM
+
+    def diverge(self, rows, y, index):
+        raise FloatingPointError("SAM diverged (||w|| = inf); raise lam")
+
+    monkeypatch.setattr(SAM, "_pass", diverge)
+    code, _ = _run(["train", "sam", str(train)])
+    err = capsys.readouterr().err
+    assert code == 2 and "diverged" in err and err.count("\n") == 1
+
+
+def test_list_shows_family_mode_and_input_limits():
+    code, out = _run(["list"])
+    assert code == 0
+    header, *rows = out.splitlines()
+    assert header.split() == ["name", "family", "mode", "input", "origin"]
+    psam = next(r for r in rows if r.startswith("psam "))
+    assert "online" in psam and "built-in" in psam

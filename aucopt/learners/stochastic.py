@@ -57,6 +57,8 @@ class _PairwiseSGD(OnlineMixin, BaseLearner):
         "random_state_": Generator(),
     }
     _divergence_hint = "raise lam"
+    _family = "pairwise SGD"
+    _limits = "dense or sparse, any d"
 
     def _prepare(self, rows, y):
         self._pos = np.flatnonzero(y > 0)
