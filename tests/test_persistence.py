@@ -112,3 +112,124 @@ def test_attribute_names_in_the_file_are_checked(tmp_path):
 
     with pytest.raises(ValueError, match="malformed model file: .*not state of SAM"):
         aucopt.load(_tampered(tmp_path, edit_meta=edit))
+
+
+# ---------------------------------------------------------------- tampered files, every learner
+
+from aucopt.registry import BUILTIN  # noqa: E402
+from aucopt.testing import contract_data  # noqa: E402
+
+NAMES = sorted(n for n, origin in aucopt.available().items() if origin == BUILTIN)
+
+
+def _saved(name, tmp_path):
+    X, y = contract_data(0)
+    cls = aucopt.registry.get_class(name)
+    params = {"random_state": 0} if "random_state" in cls._get_param_names() else {}
+    path = tmp_path / f"{name}.npz"
+    aucopt.get(name, **params).fit(X, y).save(path)
+    with np.load(path) as npz:
+        members = {k: npz[k] for k in npz.files}
+    meta = json.loads(members["__aucopt_meta__"].tobytes())
+    return path, members, meta
+
+
+def _write(path, members, meta):
+    members = dict(members)
+    members["__aucopt_meta__"] = np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)
+    np.savez(path, **members)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_array_is_checked_against_the_declared_state(name, tmp_path):
+    """Shrunk, grown, retyped or missing arrays and forged dimensions never load."""
+    path, members, meta = _saved(name, tmp_path)
+    assert aucopt.load(path) is not None
+    arrays = [k for k in members if k != "__aucopt_meta__"]
+    for key in arrays:
+        value = members[key]
+        variants = {"shrunk": value.reshape(-1)[:-1] if value.size else np.zeros(1),
+                    "grown": np.concatenate([value.reshape(-1), value.reshape(-1)[:1]])
+                    if value.size else np.zeros(1),
+                    "retyped": value.astype(np.float32) if value.dtype.kind == "f"
+                    else value.astype(np.int32) if value.dtype.kind in "iu" else value}
+        for what, bad in variants.items():
+            if bad.dtype == value.dtype and bad.shape == value.shape:
+                continue
+            if key == "classes_" and what == "retyped":
+                continue  # labels may be of any number type
+            _write(path, {**members, key: bad}, meta)
+            with pytest.raises(ValueError, match="malformed model file"):
+                aucopt.load(path)
+        missing = {k: v for k, v in members.items() if k != key}
+        meta_missing = {**meta, "arrays": [a for a in meta["arrays"] if a != key]}
+        _write(path, missing, meta_missing)
+        with pytest.raises(ValueError, match="malformed model file"):
+            aucopt.load(path)
+    forged = dict(meta)
+    forged["attributes"] = {**meta["attributes"],
+                            "n_features_in_": meta["attributes"]["n_features_in_"] + 32}
+    _write(path, members, forged)
+    with pytest.raises(ValueError, match="malformed model file"):
+        aucopt.load(path)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_scalars_and_names_are_checked(name, tmp_path):
+    path, members, meta = _saved(name, tmp_path)
+    edits = [
+        lambda m: m["attributes"].update(intercept_=float("nan")) if False else
+        m["attributes"].update(intercept_="x"),
+        lambda m: m["attributes"].update(n_features_in_=-3),
+        lambda m: m["attributes"].update(__class__="os.system"),
+        lambda m: m["params"].update(no_such_parameter=1),
+        lambda m: m.update(attributes=[1, 2]),
+        lambda m: m.update(arrays="weights_"),
+        lambda m: m["attributes"].update({k: [1] * 3 for k in list(m["attributes"])[:1]}),
+    ]
+    for edit in edits:
+        bad = json.loads(json.dumps(meta))
+        edit(bad)
+        _write(path, members, bad)
+        with pytest.raises(ValueError, match="malformed model file"):
+            aucopt.load(path)
+
+
+def test_a_forged_header_is_refused_before_anything_is_allocated(tmp_path):
+    """A member whose .npy header announces 8 TiB: refused from its size, not read."""
+    path, members, meta = _saved("psam", tmp_path)
+    import zipfile
+
+    buf = io.BytesIO()
+    np.lib.format.write_array_header_1_0(buf, {"descr": "<f8", "fortran_order": False,
+                                              "shape": (2**40, 2)})
+    with zipfile.ZipFile(path, "a") as zf:
+        names = zf.namelist()
+    rebuilt = tmp_path / "forged.npz"
+    with zipfile.ZipFile(path) as src, zipfile.ZipFile(rebuilt, "w") as dst:
+        for n in names:
+            data = src.read(n)
+            if n == "weights_.npy":
+                data = buf.getvalue() + b"\0" * 64
+            dst.writestr(n, data)
+    with pytest.raises(ValueError, match="malformed model file: array 'weights_'"):
+        aucopt.load(rebuilt)
+
+
+@pytest.mark.parametrize("blob", [b"[" * 100000, b"\xff\xfe", b'{"format": 3}'])
+def test_metadata_that_is_not_valid_json_is_malformed(tmp_path, blob):
+    path, members, meta = _saved("sam", tmp_path)
+    members = dict(members)
+    members["__aucopt_meta__"] = np.frombuffer(blob, dtype=np.uint8)
+    np.savez(path, **members)
+    with pytest.raises(ValueError, match="malformed model file|not an aucopt model"):
+        aucopt.load(path)
+
+
+def test_truncated_and_non_zip_files(tmp_path):
+    path, _, _ = _saved("sam", tmp_path)
+    data = path.read_bytes()
+    for cut in (10, len(data) // 2, len(data) - 5):
+        path.write_bytes(data[:cut])
+        with pytest.raises(ValueError, match="not an aucopt model|malformed model file"):
+            aucopt.load(path)

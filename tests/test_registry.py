@@ -1,7 +1,9 @@
 """Registry: names, origins, errors, and real plugins installed through entry points."""
+import os
 import subprocess
 import sys
 import textwrap
+import warnings
 
 import numpy as np
 import pytest
@@ -79,6 +81,14 @@ class MeanDifference(BaseLearner):
 
 class NotALearner:
     pass
+
+
+class Exiting:
+    pass
+'''
+
+EXIT_SRC = '''
+raise SystemExit("a plugin must not end the process")
 '''
 
 PYPROJECT = '''
@@ -91,12 +101,13 @@ name = "aucopt-test-plugin"
 version = "1.2.3"
 
 [tool.setuptools]
-py-modules = ["aucopt_test_plugin"]
+py-modules = ["aucopt_test_plugin", "aucopt_test_plugin_exit"]
 
 [project.entry-points."aucopt.learners"]
 meandiff = "aucopt_test_plugin:MeanDifference"
 broken = "aucopt_missing_module_xyz:Learner"
 notalearner = "aucopt_test_plugin:NotALearner"
+exits = "aucopt_test_plugin_exit:Learner"
 sam = "aucopt_test_plugin:MeanDifference"
 '''
 
@@ -108,6 +119,7 @@ def installed_plugin(tmp_path_factory):
     src = root / "src"
     src.mkdir()
     (src / "aucopt_test_plugin.py").write_text(textwrap.dedent(PLUGIN_SRC))
+    (src / "aucopt_test_plugin_exit.py").write_text(textwrap.dedent(EXIT_SRC))
     (src / "pyproject.toml").write_text(textwrap.dedent(PYPROJECT))
     target = root / "site"
     proc = subprocess.run(
@@ -175,7 +187,53 @@ def test_same_entry_point_twice_counts_once(plugin_path, monkeypatch, tmp_path):
     assert not any("declared by" in str(w.message) for w in record)
 
 
-def test_disable_plugins_env(plugin_path, monkeypatch):
-    monkeypatch.setenv("AUCOPT_DISABLE_PLUGINS", "1")
-    names = registry.reload_plugins()
-    assert "meandiff" not in names and "sam" in names
+def test_plugin_raising_system_exit_is_a_plugin_load_error(plugin_path):
+    with pytest.raises(PluginLoadError, match="'exits'.*SystemExit"):
+        aucopt.get("exits")
+    assert aucopt.get("meandiff").shrink == 0.0
+
+
+@pytest.mark.parametrize("value, enabled", [("1", False), ("true", False), ("YES", False),
+                                            ("on", False), ("0", True), ("false", True),
+                                            ("no", True), ("Off", True), ("", True)])
+def test_disable_plugins_env(plugin_path, monkeypatch, value, enabled):
+    monkeypatch.setenv("AUCOPT_DISABLE_PLUGINS", value)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        names = registry.reload_plugins()
+    assert ("meandiff" in names) is enabled and "sam" in names
+
+
+def test_disable_plugins_env_not_understood_warns(plugin_path, monkeypatch):
+    monkeypatch.setenv("AUCOPT_DISABLE_PLUGINS", "maybe")
+    with pytest.warns(RuntimeWarning, match="not understood"):
+        names = registry.reload_plugins()
+    assert "meandiff" in names
+
+
+def test_runtime_registration_cannot_shadow_builtins_even_first():
+    """Registering a built-in's name before anything else imported the learners is
+    refused, and the registry keeps working (a fresh interpreter)."""
+    code = textwrap.dedent('''
+        import numpy as np, aucopt
+        from aucopt.base import BaseLearner
+
+        class Mine(BaseLearner):
+            def __init__(self):
+                pass
+
+            def _fit(self, X, y):
+                self.coef_ = np.zeros(X.shape[1])
+
+        try:
+            aucopt.register("sam")(Mine)
+        except ValueError as exc:
+            print("refused:", exc)
+        print(aucopt.get("sam").lam, len(aucopt.available()) > 3)
+    ''')
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env={**os.environ, "AUCOPT_DISABLE_PLUGINS": "1"})
+    assert proc.returncode == 0, proc.stderr
+    assert "refused: learner name 'sam' is already registered to the built-in SAM" \
+        in proc.stdout
+    assert proc.stdout.strip().endswith("0.0001 True")
