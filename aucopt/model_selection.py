@@ -90,10 +90,17 @@ def _splits(cv, y, random_state):
     return splits
 
 
-def _fold_auc(learner, X, y, train, test):
+def _fold_auc(learner, X, y, train, test, diverged="raise"):
+    """Test AUC and fit time of a clone of ``learner`` trained on ``train``; a fit
+    that diverges scores ``diverged`` (unless "raise")."""
     model = clone(learner)
     start = time.perf_counter()
-    model.fit(X[train], y[train])
+    try:
+        model.fit(X[train], y[train])
+    except FloatingPointError:
+        if diverged == "raise":
+            raise
+        return float(diverged), time.perf_counter() - start
     seconds = time.perf_counter() - start
     return roc_auc(y[test], model.decision_function(X[test]),
                    pos_label=model.classes_[1]), seconds
@@ -159,6 +166,10 @@ class GridSearch(Estimator):
         Seed of the fold shuffling.
     refit : bool, default=True
         Refit the best grid point on all the data as ``best_estimator_``.
+    error_score : float or "raise", default=nan
+        AUC recorded for a fold whose fit diverges (``FloatingPointError``: a step
+        size too large for the data is part of most papers' grids); grid points with
+        such a fold are never chosen (their mean is NaN). ``"raise"`` propagates.
     verbose : int, default=0
         One line per grid point (its mean AUC and time).
 
@@ -178,13 +189,14 @@ class GridSearch(Estimator):
     _estimator_type = "classifier"
 
     def __init__(self, estimator, param_grid=None, cv=3, n_jobs=None, random_state=None,
-                 refit=True, verbose=0):
+                 refit=True, error_score=np.nan, verbose=0):
         self.estimator = estimator
         self.param_grid = param_grid
         self.cv = cv
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.refit = refit
+        self.error_score = error_score
         self.verbose = verbose
 
     def get_params(self, deep=True):
@@ -241,13 +253,19 @@ class GridSearch(Estimator):
         points = self._grid()
         splits = _splits(self.cv, y, self.random_state)
         templates = [clone(self.estimator).set_params(**p) for p in points]
-        jobs = [lambda t=t, tr=tr, te=te: _fold_auc(t, X, y, tr, te)
+        if not (self.error_score == "raise" or isinstance(self.error_score, numbers.Real)):
+            raise ValueError(f"error_score must be a number or 'raise', got "
+                             f"{self.error_score!r}")
+        jobs = [lambda t=t, tr=tr, te=te: _fold_auc(t, X, y, tr, te, self.error_score)
                 for t in templates for tr, te in splits]
         start = time.perf_counter()
         results = np.array(_run(jobs, self.n_jobs)).reshape(len(points), len(splits), 2)
         aucs, times = results[..., 0], results[..., 1]
         mean = aucs.mean(axis=1)
-        order = np.argsort(-mean, kind="stable")
+        if np.isnan(mean).all():
+            raise FloatingPointError("every grid point diverged on some fold; lower the "
+                                     "step sizes of the grid or scale the features")
+        order = np.argsort(np.where(np.isnan(mean), np.inf, -mean), kind="stable")
         rank = np.empty(len(points), dtype=np.int64)
         rank[order] = np.arange(1, len(points) + 1)
         self.cv_results_ = {"params": points, "mean_test_auc": mean,

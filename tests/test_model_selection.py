@@ -92,3 +92,24 @@ def test_grid_search_is_a_scikit_learn_estimator():
     from sklearn.metrics import roc_auc_score
     auc = roc_auc_score(y, copy.fit(X, y).decision_function(X))
     assert auc > 0.8 and sklearn.__version__
+
+
+def test_grid_points_that_diverge_are_never_chosen(monkeypatch):
+    X, y = _data()
+    from aucopt.learners.stochastic import PSAM
+
+    work = PSAM._pass
+
+    def diverge_for_big_lam(self, *args):
+        if self.lam > 0.5:
+            raise FloatingPointError("diverged")
+        return work(self, *args)
+
+    monkeypatch.setattr(PSAM, "_pass", diverge_for_big_lam)
+    search = GridSearch(aucopt.get("psam", random_state=0), {"lam": [1.0, 1e-3]}).fit(X, y)
+    assert np.isnan(search.cv_results_["mean_test_auc"][0])
+    assert search.best_params_ == {"lam": 1e-3}
+    with pytest.raises(FloatingPointError):
+        GridSearch(aucopt.get("psam"), {"lam": [1.0]}, error_score="raise").fit(X, y)
+    with pytest.raises(FloatingPointError, match="every grid point diverged"):
+        GridSearch(aucopt.get("psam"), {"lam": [1.0, 2.0]}).fit(X, y)

@@ -58,10 +58,9 @@ import os
 import sys
 import tempfile
 
-TOOLS = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, TOOLS)
+from benchlib import REPO, WORKLOADS, Context, fmt, environment, markdown, run_workload
 
-from benchlib import REPO, WORKLOADS, Context, fmt, environment, markdown, run_workload  # noqa: E402,I001
+TOOLS = os.path.dirname(os.path.abspath(__file__))
 
 for _path in sorted(glob.glob(os.path.join(TOOLS, "workloads_*.py"))):
     importlib.import_module(os.path.splitext(os.path.basename(_path))[0])

@@ -12,11 +12,10 @@ import sys
 import time
 import traceback
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-if REPO not in sys.path:
-    sys.path.insert(0, REPO)  # benchmark the checkout, installed or not
+import numpy as np
 
-import numpy as np  # noqa: E402
+# the checkout (for locating ../shared/data); aucopt itself is the installed package
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 WORKLOADS = {}
 

@@ -25,12 +25,14 @@ or protocol differ from ours, not that our learner falls short.
 ``--quick``: 1 run, grid 2^[-10:10:4], to check the pipeline in a few minutes.
 """
 import numpy as np
+import scipy.sparse as sp
 
 import aucopt
-from aucopt.datasets import binarize
+from aucopt.datasets import Scaler, binarize
 from aucopt.metrics import roc_auc
-from reproduce import experiment, kfold_runs, mean_std, select
-from tasks import TASKS, _load_file, load_pooled
+from aucopt.model_selection import stratified_folds
+from reprolib import experiment, mean_std, tuned
+from tasks import load_raw, load_pooled
 
 # D Table 4.3 (benchmark, 10 runs): CBR_RS, CBR_FIFO, OAM_seq
 TABLE_4_3 = {
@@ -63,21 +65,15 @@ LEARNERS = {
 
 def _data(name):
     if name == "news20":  # D Sec. 4.5.1: "labels less than five" vs rest
-        train, test, d, _, _ = TASKS["news20"]
-        X, y = _load_file(train, d)
-        X_te, y_te = _load_file(test, d)
-        import scipy.sparse as sp
-
+        X, y, X_te, y_te = load_raw("news20")
         X = sp.vstack([X, X_te], format="csr")
         return X, binarize(np.concatenate([y, y_te]), lambda v: v < 5)
     return load_pooled(name)
 
 
 def _standardise(X_tr, X_te):
-    mu = X_tr.mean(axis=0)
-    sd = X_tr.std(axis=0)
-    sd[sd == 0] = 1.0
-    return (X_tr - mu) / sd, (X_te - mu) / sd
+    scaler = Scaler("standard").fit(X_tr)
+    return scaler.transform(X_tr), scaler.transform(X_te)
 
 
 def _protocol(args, table, max_rows, runs, dense):
@@ -96,7 +92,7 @@ def _protocol(args, table, max_rows, runs, dense):
         for run in range(n_runs):
             perm = rng.permutation(X.shape[0])[:max_rows]
             Xp, yp = X[perm], y[perm]
-            for _, _, tr, te in kfold_runs(len(yp), 5, 1, args.seed + run, yp):
+            for tr, te in stratified_folds(yp, 5, random_state=args.seed + run):
                 tr = tr[rng.permutation(tr.size)]  # stream order: random
                 X_tr, X_te = Xp[tr], Xp[te]
                 if dense:
@@ -108,7 +104,7 @@ def _protocol(args, table, max_rows, runs, dense):
                         return aucopt.get(learner, C=C, buffer_size=50, random_state=run,
                                           **params)
 
-                    C = select(make, {"C": grid}, X_tr, yp[tr], 3, args.seed)["C"]
+                    C = tuned(make, {"C": grid}, X_tr, yp[tr], 3, args.seed)["C"]
                     model = make(C).fit(X_tr, yp[tr])
                     aucs[key].append(roc_auc(yp[te], model.decision_function(X_te)))
                     chosen[key].append(np.log2(C))

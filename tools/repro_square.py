@@ -26,10 +26,11 @@ the tuned parameters.
 import numpy as np
 
 import aucopt
-from tasks import load_pooled
-
+from aucopt.datasets import Scaler
 from aucopt.metrics import roc_auc
-from reproduce import experiment, kfold_runs, mean_std, select
+from aucopt.model_selection import stratified_folds
+from reprolib import experiment, mean_std, tuned
+from tasks import load_pooled
 
 # our task -> (paper name, note)
 O_TABLE2 = {  # O Table 2: (OPAUC, online Uni-Exp) mean, std
@@ -58,52 +59,26 @@ LARGE = {"a9a", "ijcnn1_val", "w8a", "magic04"}
 
 
 def _minmax(X):
-    X = np.asarray(X.toarray(), dtype=float)
-    lo, hi = X.min(axis=0), X.max(axis=0)
-    span = np.where(hi > lo, hi - lo, 1.0)
-    return np.ascontiguousarray(2.0 * (X - lo) / span - 1.0)
+    return Scaler("minmax").fit_transform(X.toarray())
 
 
 def _unit_rows(X, centre):
     X = _minmax(X)  # the LIBSVM "_scale" versions N's sets come in, then N's normalisation
     if centre:
-        X = X - X.mean(axis=0)
-    norms = np.linalg.norm(X, axis=1, keepdims=True)
-    return np.ascontiguousarray(X / np.where(norms > 0, norms, 1.0))
+        X = Scaler("center").fit_transform(X)
+    return Scaler("l2").fit_transform(X)
 
 
 def _splits(n, y, runs, seed, scheme):
     """(train, test) index pairs: 5-fold trials or 80/20 random splits."""
     if scheme == "kfold":
-        for _, _, tr, te in kfold_runs(n, 5, max(1, runs // 5), seed, y):
-            yield tr, te
+        yield from stratified_folds(y, 5, max(1, runs // 5), random_state=seed)
         return
     rng = np.random.default_rng(seed)
     for _ in range(runs):
         perm = rng.permutation(n)
         cut = int(0.8 * n)
         yield np.sort(perm[:cut]), np.sort(perm[cut:])
-
-
-class _Guarded:
-    """A learner whose diverging fit (a grid point with too large a step) scores 0.5."""
-
-    def __init__(self, model):
-        self.model, self.failed = model, False
-
-    def fit(self, X, y):
-        try:
-            self.model.fit(X, y)
-        except FloatingPointError:
-            self.failed = True
-        return self
-
-    def decision_function(self, X):
-        return np.zeros(X.shape[0]) if self.failed else self.model.decision_function(X)
-
-
-def _guard(make):
-    return lambda **p: _Guarded(make(**p))
 
 
 def _run(X, y, learners, runs, seed, scheme, folds, log):
@@ -117,7 +92,7 @@ def _run(X, y, learners, runs, seed, scheme, folds, log):
     for k, (tr, te) in enumerate(_splits(X.shape[0], y, runs, seed, scheme)):
         tr = rng.permutation(tr)
         for name, (make, grid) in learners.items():
-            params = select(_guard(make), grid, X[tr], y[tr], n_folds=folds, seed=seed + k)
+            params = tuned(make, grid, X[tr], y[tr], n_folds=folds, seed=seed + k)
             model = make(**params).fit(X[tr], y[tr])
             aucs[name].append(roc_auc(y[te], model.decision_function(X[te])))
             chosen[name].append(params)

@@ -13,17 +13,14 @@ bz2 decompression dominates loading). The data directory is ``$AUCOPT_DATA`` or
 ``../shared/data`` next to the repository.
 """
 import os
-import sys
 
 import numpy as np
 import scipy.sparse as sp
 
+from aucopt.datasets import binarize, load_svmlight, split
+
 TOOLS = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(TOOLS)
-if REPO not in sys.path:
-    sys.path.insert(0, REPO)
-
-from aucopt.datasets import binarize, load_svmlight, split  # noqa: E402
 
 CACHE = os.path.join(TOOLS, "out", "cache")
 
@@ -88,20 +85,33 @@ def _binary(y, rule):
     return binarize(y, rule)
 
 
+def load_raw(name):
+    """``(X_train, y_train, X_test, y_test)`` of a task's files with their original
+    (multi-class) labels; the test part is None for single-file tasks."""
+    train, test, d, _, _ = _spec(name)
+    X, y = _load_file(train, d)
+    if test is None:
+        return X, y, None, None
+    return (X, y) + _load_file(test, d)
+
+
+def _spec(name):
+    if name not in TASKS:
+        raise ValueError(f"unknown task {name!r}; known: {', '.join(TASKS)}")
+    return TASKS[name]
+
+
 def load_task(name):
     """``(X_train, y_train, X_test, y_test)`` of a task, split as SOURCES.md fixes.
 
     Sets without an official test file get the stratified 80/20 split, seed 0.
     """
-    if name not in TASKS:
-        raise ValueError(f"unknown task {name!r}; known: {', '.join(TASKS)}")
-    train, test, d, rule, _ = TASKS[name]
-    X, y = _load_file(train, d)
+    rule = _spec(name)[3]
+    X, y, X_te, y_te = load_raw(name)
     y = _binary(y, rule)
-    if test is None:
+    if X_te is None:
         X_tr, X_te, y_tr, y_te = split(X, y, test_size=0.2, random_state=0)
         return X_tr, y_tr, X_te, y_te
-    X_te, y_te = _load_file(test, d)
     return X, y, X_te, _binary(y_te, rule)
 
 

@@ -78,7 +78,7 @@ def binarize(y, positive):
     return np.where(is_pos[inverse.ravel()], 1.0, -1.0)
 
 
-_METHODS = ("standard", "maxabs", "l2")
+_METHODS = ("standard", "minmax", "center", "maxabs", "l2")
 
 
 def _as_float_matrix(X):
@@ -97,10 +97,14 @@ class Scaler:
 
     Parameters
     ----------
-    method : {"standard", "maxabs", "l2"}, default="standard"
+    method : {"standard", "minmax", "center", "maxabs", "l2"}, default="standard"
         ``"standard"``: subtract each column's mean and divide by its standard
         deviation (``ddof=0``; constant columns are only centred). Dense input
         only, since centring destroys sparsity.
+        ``"minmax"``: map each column's training range onto [-1, 1] (the scaling of
+        Gao et al., "One-Pass AUC Optimization", 2013; constant columns become -1).
+        Dense input only.
+        ``"center"``: subtract each column's mean. Dense input only.
         ``"maxabs"``: divide each column by its largest absolute value (dense
         or sparse; all-zero columns are left unchanged).
         ``"l2"``: scale each row to unit Euclidean norm (dense or sparse; zero
@@ -109,10 +113,12 @@ class Scaler:
     Attributes
     ----------
     mean_ : ndarray of shape (n_features,)
-        Column means (``"standard"`` only).
+        Column offsets subtracted (``"standard"``, ``"center"``: the means;
+        ``"minmax"``: the midpoints of the ranges); ``None`` otherwise.
     scale_ : ndarray of shape (n_features,)
-        Column divisors (``"standard"``: std, ``"maxabs"``: max |x|; 1 where
-        the column is constant / all zero). ``None`` for ``"l2"``.
+        Column divisors (``"standard"``: std, ``"minmax"``: half the range,
+        ``"maxabs"``: max |x|; 1 where the column is constant / all zero).
+        ``None`` for ``"center"`` and ``"l2"``.
     n_features_in_ : int
         Number of columns seen in :meth:`fit`.
 
@@ -133,9 +139,9 @@ class Scaler:
                              f"choose one of {', '.join(map(repr, _METHODS))}")
 
     def _check_sparse(self, X):
-        if self.method == "standard" and sp.issparse(X):
+        if self.method in ("standard", "minmax", "center") and sp.issparse(X):
             raise TypeError(
-                "Scaler(method='standard') does not accept sparse input: centring "
+                f"Scaler(method={self.method!r}) does not accept sparse input: shifting "
                 "would make every entry non-zero. Use method='maxabs' or "
                 "method='l2', or convert X to a dense array first (X.toarray())")
 
@@ -158,12 +164,19 @@ class Scaler:
         self.n_features_in_ = d
         self.mean_ = None
         self.scale_ = None
+        if self.method in ("standard", "minmax", "center") and n == 0:
+            raise ValueError(f"cannot fit method={self.method!r} on an empty X")
         if self.method == "standard":
-            if n == 0:
-                raise ValueError("cannot fit method='standard' on an empty X")
             self.mean_ = X.mean(axis=0)
             std = X.std(axis=0)
             self.scale_ = np.where(std > 0, std, 1.0)
+        elif self.method == "center":
+            self.mean_ = X.mean(axis=0)
+        elif self.method == "minmax":
+            lo, hi = X.min(axis=0), X.max(axis=0)
+            half = (hi - lo) / 2.0
+            self.scale_ = np.where(half > 0, half, 1.0)
+            self.mean_ = np.where(half > 0, lo + half, lo + 1.0)
         elif self.method == "maxabs":
             if sp.issparse(X):
                 m = abs(X).max(axis=0)
@@ -195,8 +208,10 @@ class Scaler:
         if X.shape[1] != self.n_features_in_:
             raise ValueError(f"X has {X.shape[1]} features, but the Scaler was fitted "
                              f"with {self.n_features_in_}")
-        if self.method == "standard":
+        if self.method in ("standard", "minmax"):
             return (X - self.mean_) / self.scale_
+        if self.method == "center":
+            return X - self.mean_
         if self.method == "maxabs":
             if sp.issparse(X):
                 X.data /= self.scale_[X.indices]
@@ -238,7 +253,7 @@ def scale(X, method="standard"):
     Parameters
     ----------
     X : array-like or scipy sparse matrix of shape (n_samples, n_features)
-    method : {"standard", "maxabs", "l2"}, default="standard"
+    method : {"standard", "minmax", "center", "maxabs", "l2"}, default="standard"
         See :class:`Scaler`.
 
     Returns
