@@ -34,7 +34,7 @@ from aucopt.exceptions import NotFittedError
 __all__ = ["check_learner", "check_dense_equals_csr", "check_same_seed_same_model",
            "check_streaming", "check_save_load", "check_failed_calls_leave_model",
            "check_interrupt_rolls_back", "check_verbose_lines", "check_not_fitted",
-           "contract_data"]
+           "contract_data", "fitted_state", "assert_same_state"]
 
 
 def contract_data(seed=0, n=80, d=8):
@@ -60,8 +60,9 @@ def _with_seed(learner, seed=0):
     return _clone(learner, random_state=seed) if _seeded(learner) else _clone(learner)
 
 
-def _fitted_state(learner):
-    """Every fitted attribute, deep-copied, with generators as their states."""
+def fitted_state(learner):
+    """Every fitted attribute, deep-copied, with generators as their states (compare
+    two with :func:`assert_same_state`)."""
     out = {}
     for key, value in vars(learner).items():
         if not key.endswith("_") or key.startswith("__"):
@@ -75,7 +76,8 @@ def _fitted_state(learner):
     return out
 
 
-def _assert_same_state(before, after, what):
+def assert_same_state(before, after, what):
+    """Raise ``AssertionError`` unless two :func:`fitted_state` snapshots are equal."""
     assert before.keys() == after.keys(), (what, sorted(before.keys() ^ after.keys()))
     for key, value in before.items():
         other = after[key]
@@ -188,7 +190,7 @@ def check_failed_calls_leave_model(learner, bad_params=()):
     """
     X, y = contract_data(6)
     model = _with_seed(learner).fit(X, y)
-    before = _fitted_state(model)
+    before = fitted_state(model)
     nan = X.copy()
     nan[3, 2] = np.nan
     calls = [
@@ -211,7 +213,7 @@ def check_failed_calls_leave_model(learner, bad_params=()):
             pass
         else:
             raise AssertionError(f"a bad call did not raise {exc.__name__}")
-        _assert_same_state(before, _fitted_state(model), "after a failed call")
+        assert_same_state(before, fitted_state(model), "after a failed call")
     for params, exc in bad_params:
         saved = model.get_params()
         model.set_params(**params)
@@ -221,7 +223,7 @@ def check_failed_calls_leave_model(learner, bad_params=()):
             pass
         else:
             raise AssertionError(f"fit with {params} did not raise {exc.__name__}")
-        _assert_same_state(before, _fitted_state(model), f"after fit with {params}")
+        assert_same_state(before, fitted_state(model), f"after fit with {params}")
         if hasattr(model, "partial_fit"):
             try:
                 model.partial_fit(X, y)
@@ -229,7 +231,7 @@ def check_failed_calls_leave_model(learner, bad_params=()):
                 pass
             else:
                 raise AssertionError(f"partial_fit with {params} did not raise")
-            _assert_same_state(before, _fitted_state(model), f"after partial_fit {params}")
+            assert_same_state(before, fitted_state(model), f"after partial_fit {params}")
         model.set_params(**saved)
 
 
@@ -240,7 +242,7 @@ def check_interrupt_rolls_back(learner):
         return
     X, y = contract_data(7)
     model = _with_seed(learner).fit(X, y)
-    before = _fitted_state(model)
+    before = fitted_state(model)
     work = cls._pass
 
     def interrupted(self, *args):
@@ -259,7 +261,7 @@ def check_interrupt_rolls_back(learner):
                 pass
             else:
                 raise AssertionError("the interrupt did not propagate")
-            _assert_same_state(before, _fitted_state(model), "after an interrupted call")
+            assert_same_state(before, fitted_state(model), "after an interrupted call")
     finally:
         cls._pass = work
     np.testing.assert_array_equal(model.decision_function(X),
