@@ -252,3 +252,21 @@ def test_elastic_net_weights_equal_eager_prox(sparse):
     np.testing.assert_array_equal(state, frozen)
     w.py_fold()
     np.testing.assert_allclose(state[:, 0], ref, rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_row_source_take_is_a_reordered_view(sparse):
+    X = _matrix(4)
+    rows = RowSource(sp.csr_matrix(X) if sparse else X)
+    order = np.array([5, 0, 29, 5, 7])
+    view = rows.take(order)
+    assert view.n_rows == 5 and view.n_features == 12
+    for k, i in enumerate(order):
+        np.testing.assert_array_equal(view.get_row(k)[1], rows.get_row(i)[1])
+        assert view.get_sqnorm(k) == rows.get_sqnorm(i)
+    np.testing.assert_array_equal(view.take([4, 0]).get_row(0)[1], rows.get_row(7)[1])
+    np.testing.assert_array_equal(view.norms(), rows.norms()[order])
+    w = np.arange(12.0)
+    np.testing.assert_array_equal(dense_scores(view, w), dense_scores(rows, w)[order])
+    with pytest.raises(IndexError):
+        rows.take([30])

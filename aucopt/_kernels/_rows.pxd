@@ -10,6 +10,7 @@ cdef class RowSource:
     cdef readonly Py_ssize_t n_features
     cdef readonly bint dense
     cdef const double* sqnorms
+    cdef const int64_t* order
     cdef object _refs
 
     cdef Py_ssize_t row(self, Py_ssize_t i, const double** vals,

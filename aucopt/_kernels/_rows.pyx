@@ -25,6 +25,10 @@ bit-identical dot products (the extra zeros of a dense row add exact zeros).
 
 Squared row norms (summed in index order, so dense and CSR rows give identical
 values) are computed in the same pass for kernels that need ``||x||^2``.
+
+:meth:`RowSource.take` gives a view that hands out the rows in another order
+(a shuffled stream) without copying the matrix: row ``k`` of the view is row
+``order[k]`` of the source.
 """
 import numpy as np
 import scipy.sparse as sp
@@ -247,13 +251,46 @@ cdef class RowSource:
         self.n_rows = n
         self.n_features = d
         self.sqnorms = &norm_view[0] if norms and n > 0 else NULL
+        self.order = NULL
         # keep every array the raw pointers refer to alive
-        self._refs = (X, data, indices, indptr, normarr)
+        self._refs = (X, data, indices, indptr, normarr, None)
+
+    def take(self, order):
+        """A view whose row ``k`` is row ``order[k]`` of this source (no copy).
+
+        ``order`` (int64, every entry a row of this source) is checked here.
+        """
+        cdef RowSource view = RowSource.__new__(RowSource, np.zeros((0, 0)), False)
+        cdef const int64_t[::1] ov
+        order = np.ascontiguousarray(order, dtype=np.int64)
+        if order.ndim != 1:
+            raise ValueError("order must be 1-D")
+        if self.order != NULL:
+            order = np.asarray(self._refs[5])[order]
+        if order.size and (order.min() < 0 or order.max() >= self.base_rows()):
+            raise IndexError(f"order names rows outside 0..{self.base_rows() - 1}")
+        ov = order
+        view.data = self.data
+        view.indices = self.indices
+        view.indptr = self.indptr
+        view.dense = self.dense
+        view.sqnorms = self.sqnorms
+        view.n_features = self.n_features
+        view.n_rows = order.shape[0]
+        view.order = &ov[0] if order.shape[0] > 0 else NULL
+        view._refs = self._refs[:5] + (order,)
+        return view
+
+    def base_rows(self):
+        """Rows of the underlying matrix (``n_rows`` unless this is a ``take`` view)."""
+        return self._refs[0].shape[0]
 
     cdef Py_ssize_t row(self, Py_ssize_t i, const double** vals,
                         const int32_t** ind) noexcept nogil:
         """Point ``vals``/``ind`` at row ``i`` and return its number of entries."""
         cdef int64_t start
+        if self.order != NULL:
+            i = self.order[i]
         if self.dense:
             vals[0] = self.data + i * self.n_features
             ind[0] = self.indices
@@ -265,6 +302,8 @@ cdef class RowSource:
 
     cdef double sqnorm(self, Py_ssize_t i) noexcept nogil:
         """Squared Euclidean norm of row ``i`` (cached; needs ``norms=True``)."""
+        if self.order != NULL:
+            i = self.order[i]
         return self.sqnorms[i]
 
     @property
@@ -277,19 +316,20 @@ cdef class RowSource:
             raise ValueError("this RowSource was built without row norms")
 
     def norms(self):
-        """Squared row norms as a new array."""
+        """Squared row norms (in this view's order) as a new array."""
         self._require_norms()
-        return np.asarray(self._refs[4]).copy()
+        sq = np.asarray(self._refs[4])
+        return sq[self._refs[5]] if self._refs[5] is not None else sq.copy()
 
     def max_sqnorm(self):
         """Largest squared row norm (0.0 for no rows)."""
         self._require_norms()
-        return float(np.max(self._refs[4])) if self.n_rows else 0.0
+        return float(np.max(self.norms())) if self.n_rows else 0.0
 
     def check_finite_norms(self):
         """Raise if a row's squared norm overflows (values beyond ~1e154)."""
         self._require_norms()
-        sq = self._refs[4]
+        sq = self.norms()
         if self.n_rows and not np.isfinite(sq).all():
             bad = int(np.flatnonzero(~np.isfinite(sq))[0])
             raise ValueError(f"row {bad} has values so large that ||x||^2 overflows "
@@ -317,4 +357,4 @@ cdef class RowSource:
     def get_sqnorm(self, Py_ssize_t i):
         """Cached squared norm of row ``i`` (for tests)."""
         self._require_norms()
-        return self.sqnorms[self.checked(i)]
+        return self.sqnorm(self.checked(i))
