@@ -458,3 +458,80 @@ def spdam_objective_ref(w, X, y, lam, scaling="consistent"):
     bvec = m_neg - m_pos
     return (np.sum((Xt @ w) ** 2) / (2 * len(y)) + 0.5 * (bvec @ w) ** 2 + bvec @ w
             + 0.5 * lam * (w @ w))
+
+# ---- batch pairwise learner BAM = linear PRSVM+ (ALGORITHMS.md 7.1)
+
+
+def prsvm_pairs(X, y):
+    """Every (positive, negative) pair of rows as an ``(r, d)`` array of
+    differences ``x_i - x_j`` (i positive, j negative), in the order of the double loop."""
+    X = np.asarray(X.toarray() if hasattr(X, "toarray") else X, dtype=np.float64)
+    pos = _pos_mask(y)
+    return np.array([xi - xj for xi in X[pos] for xj in X[~pos]])
+
+
+def pair_squared_hinge_ref(o, y, delta=None):
+    """PRSVM+ loss on the scores ``o`` summed over every pair, written from its definition:
+    ``L = sum_{i pos, j neg} max(0, 1 - (o_i - o_j))^2``. Returns ``(L, dL/do, alpha)``
+    where ``alpha_k`` counts the active pairs (``1 - (o_i - o_j) > 0``, strictly) of row k;
+    with ``delta`` also ``z = (H_L delta) / 2`` for the generalised Hessian ``H_L`` of L in
+    ``o`` (active pairs only): ``z_i = sum_j active (delta_i - delta_j)`` for a positive i,
+    ``z_j = sum_i active (delta_j - delta_i)`` for a negative j."""
+    o = np.asarray(o, dtype=np.float64)
+    pos = _pos_mask(y)
+    n = len(o)
+    L = 0.0
+    grad, alpha, z = np.zeros(n), np.zeros(n), np.zeros(n)
+    for i in np.flatnonzero(pos):
+        for j in np.flatnonzero(~pos):
+            m = 1.0 - (o[i] - o[j])
+            if m > 0:
+                L += m * m
+                grad[i] -= 2 * m
+                grad[j] += 2 * m
+                alpha[i] += 1
+                alpha[j] += 1
+                if delta is not None:
+                    z[i] += delta[i] - delta[j]
+                    z[j] += delta[j] - delta[i]
+    return (L, grad, alpha) if delta is None else (L, grad, alpha, z)
+
+
+def prsvm_objective_ref(w, X, y, C, s=None):
+    """``F(w) = 1/2 ||w||^2 + C sum_pairs max(0, 1 - w.(x_i - x_j))^2`` (D eq. 3.1) over the
+    explicit pair matrix, its gradient ``w - 2 C sum_pairs max(0, 1 - m) (x_i - x_j)`` and,
+    with ``s``, the generalised Hessian product ``s + 2 C sum_{m < 1} (x_i - x_j)(x_i - x_j).s``.
+    Returns ``(F, grad)`` or ``(F, grad, Hs)``."""
+    w = np.asarray(w, dtype=np.float64)
+    Z = prsvm_pairs(X, y)
+    m = 1.0 - Z @ w
+    act = m > 0
+    F = 0.5 * w @ w + C * np.sum(m[act] ** 2)
+    grad = w - 2 * C * Z[act].T @ m[act]
+    if s is None:
+        return F, grad
+    return F, grad, s + 2 * C * Z[act].T @ (Z[act] @ s)
+
+
+def prsvm_line_min_ref(w, s, X, y, C):
+    """Exact minimiser over ``t >= 0`` of ``F(w + t s)`` (F as in ``prsvm_objective_ref``) by
+    enumerating every pair's breakpoint ``t_p`` (where ``1 - (w + t s).z_p`` changes sign):
+    between consecutive breakpoints the active set is fixed and F is a quadratic
+    ``a t^2 + b t + c`` whose minimiser is clipped to the interval. Returns ``(t, F(w + t s))``."""
+    w, s = np.asarray(w, dtype=np.float64), np.asarray(s, dtype=np.float64)
+    Z = prsvm_pairs(X, y)
+    m0, dm = 1.0 - Z @ w, -(Z @ s)      # margin term along the line: m0 + t dm
+    cuts = sorted({-a / b for a, b in zip(m0, dm) if b != 0 and -a / b > 0})
+    edges = [0.0] + cuts + [np.inf]
+    best_t, best_f = 0.0, np.inf
+    for lo, hi in zip(edges[:-1], edges[1:]):
+        probe = lo + 1.0 if hi == np.inf else 0.5 * (lo + hi)
+        act = m0 + probe * dm > 0
+        a = 0.5 * s @ s + C * np.sum(dm[act] ** 2)
+        b = w @ s + 2 * C * np.sum(m0[act] * dm[act])
+        t = min(max(-b / (2 * a), lo), hi)
+        m = m0 + t * dm
+        f = 0.5 * (w + t * s) @ (w + t * s) + C * np.sum(np.maximum(m, 0) ** 2)
+        if f < best_f:
+            best_t, best_f = t, f
+    return best_t, best_f

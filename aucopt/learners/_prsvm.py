@@ -1,0 +1,300 @@
+"""Truncated-Newton solver of linear PRSVM+ (the batch AUC learner BAM).
+
+Chapelle & Keerthi, "Efficient algorithms for ranking with SVMs" (2010), as used
+by Khalid, "Scalable Large Margin Pairwise Learning Algorithms" (2019), Sec. 3.3
+(eq. 3.1, Alg. 1)::
+
+    F(w) = 1/2 ||w||^2 + C sum_{i pos, j neg} max(0, 1 - w.(x_i - x_j))^2
+
+Pairs are never formed: the loss, its gradient in the scores ``o = X w`` and the
+generalised Hessian-vector products come from one sort of the scores per Newton
+iterate (:class:`aucopt._kernels._ranksvm.PairSquaredHinge`); a gradient or
+Hessian-vector product then costs O(nnz(X_active) + n), where ``X_active`` are the
+rows in at least one violated pair.
+
+This module is a solver, not a learner (the leading underscore keeps
+``aucopt.learners`` from importing it as a learner family).
+"""
+import time
+
+import numpy as np
+
+from aucopt._kernels import _ranksvm as K
+from aucopt._kernels._rows import RowSource
+from aucopt.learners._params import check_count, check_positive
+
+# ALGORITHMS.md 7.1: Alg. 1 of Khalid (2019) takes the full Newton step (line_search=None)
+LINE_SEARCHES = ("exact", "armijo", None)
+ARMIJO_SLOPE = 1e-4       # sufficient-decrease fraction of the directional derivative
+MAX_LS_TRIALS = 60        # halvings (Armijo) or bracketing trials (exact) per step
+EXACT_LS_RTOL = 1e-10     # |phi'(t)| <= EXACT_LS_RTOL |phi'(0)| ends the exact search
+
+
+class _Objective:
+    """``F(w)`` on one data set: scores, loss state and the products CG needs."""
+
+    def __init__(self, X, y, C):
+        self.rows = RowSource(X)
+        self.loss = K.PairSquaredHinge(y)
+        if self.rows.n_rows != self.loss.n_rows:
+            raise ValueError(f"X has {self.rows.n_rows} rows but y has {self.loss.n_rows} "
+                             "labels; pass one label per row")
+        self.C = C
+        n, d = self.rows.n_rows, self.rows.n_features
+        self.all_rows = np.arange(n, dtype=np.int64)
+        self.active = self.all_rows
+        self.grad_o = np.empty(n)      # dL/do
+        self.z = np.empty(n)           # alpha * delta - gamma
+        self.xd = np.empty(d)          # X^T (...) scratch
+
+    def scores(self, w, rows, out):
+        """``out[rows] = X[rows] w``."""
+        K.rows_dot(self.rows, w, rows, out)
+        return out
+
+    def value_grad(self, w, o):
+        """``F(w)`` and ``grad F(w)`` for scores ``o = X w``; freezes the active pairs.
+
+        ``grad F = w + C X^T dL/do`` with ``dL/do_k = 2 (alpha_k yhat_k - beta_k)``.
+        """
+        # ALGORITHMS.md 7.1, erratum 52: Alg. 1 prints the gradient without the factor 2
+        loss = self.loss.evaluate(o, self.grad_o)
+        self.active = self.loss.active_rows()
+        K.rows_combine(self.rows, self.grad_o, self.active, self.xd)
+        grad = w + self.C * self.xd
+        return 0.5 * K.dot(w, w) + self.C * loss, grad
+
+    def hess_dot(self, p, xp, out):
+        """``out = H p = p + 2 C X^T (alpha * X p - gamma)``; ``xp[active] = X p``."""
+        self.scores(p, self.active, xp)
+        self.loss.hessian(xp, self.z)
+        K.rows_combine(self.rows, self.z, self.active, out)
+        out *= 2.0 * self.C
+        out += p
+        return out
+
+    def along(self, o, delta, ws, ss, ww, t, curvature):
+        """``phi(t) = F(w + t s)`` and ``phi'(t)`` (and ``phi''(t)`` if ``curvature``).
+
+        With ``o = X w`` and ``delta = X s`` no product with X is needed: the
+        loss is re-sorted at ``o + t delta`` (O(n log n)). Overwrites the frozen
+        active pairs, so :meth:`value_grad` must follow before further products.
+        """
+        loss = self.loss.evaluate(o + t * delta, self.grad_o)
+        phi = 0.5 * ww + t * ws + 0.5 * t * t * ss + self.C * loss
+        dphi = ws + t * ss + self.C * K.dot(self.grad_o, delta)
+        if not curvature:
+            return phi, dphi, None
+        self.loss.hessian(delta, self.z)
+        return phi, dphi, ss + 2.0 * self.C * K.dot(delta, self.z)
+
+
+def _conjugate_gradient(obj, grad, gnorm, max_cg, cg_tol):
+    """Solve ``H s = -grad`` from ``s = 0``; also return ``X s`` on the active rows.
+
+    Stops when ``||H s + grad|| <= cg_tol ||grad||`` or after ``max_cg`` iterations.
+    """
+    n = obj.rows.n_rows
+    s = np.zeros_like(grad)
+    xs = np.zeros(n)              # X s, accumulated on the active rows
+    xp = np.zeros(n)
+    hp = np.empty_like(grad)
+    r = -grad
+    p = r.copy()
+    rr = K.dot(r, r)
+    goal = (cg_tol * gnorm) ** 2
+    it = 0
+    while it < max_cg:
+        it += 1
+        obj.hess_dot(p, xp, hp)
+        a = rr / K.dot(p, hp)
+        s += a * p
+        xs += a * xp
+        r -= a * hp
+        rr_new = K.dot(r, r)
+        if rr_new <= goal:
+            break
+        p *= rr_new / rr
+        p += r
+        rr = rr_new
+    return s, xs, it
+
+
+def _exact_step(obj, o, delta, ws, ss, ww, f0, slope0):
+    """Minimise ``phi(t) = F(w + t s)`` exactly; returns ``(t, trials)``.
+
+    ``phi`` is a convex piecewise quadratic in ``t``, so Newton's method on
+    ``phi'`` lands on the minimiser as soon as it starts in the minimiser's
+    piece; a bracket ``phi'(lo) < 0 < phi'(hi)`` with bisection keeps it safe.
+    The first trial is ``t = 1``, the minimiser of the CG quadratic model.
+    Should the search stall (rounding), the best trial so far is returned, or
+    ``t = 0`` if none is below ``f0 = phi(0)``.
+    """
+    lo, hi = 0.0, np.inf
+    best_t, best_phi = 0.0, f0
+    t = 1.0
+    for trial in range(1, MAX_LS_TRIALS + 1):
+        phi, dphi, d2phi = obj.along(o, delta, ws, ss, ww, t, curvature=True)
+        if phi < best_phi:
+            best_t, best_phi = t, phi
+        if abs(dphi) <= EXACT_LS_RTOL * abs(slope0):
+            return t, trial
+        if dphi < 0.0:
+            lo = t
+        else:
+            hi = t
+        t_next = t - dphi / d2phi
+        if not lo < t_next < hi:
+            t_next = 0.5 * (lo + hi) if np.isfinite(hi) else 2.0 * t
+        if t_next == t or hi - lo <= 4 * np.finfo(float).eps * hi:
+            break
+        t = t_next
+    return best_t, trial
+
+
+def _armijo_step(obj, o, delta, ws, ss, ww, f0, slope0):
+    """Backtracking from ``t = 1`` by halves to sufficient decrease; ``(t, trials)``.
+
+    Returns ``t = 0`` when no trial decreases ``F`` enough (rounding at the optimum).
+    """
+    t = 1.0
+    for trial in range(1, MAX_LS_TRIALS + 1):
+        phi, _, _ = obj.along(o, delta, ws, ss, ww, t, curvature=False)
+        if phi <= f0 + ARMIJO_SLOPE * t * slope0:
+            return t, trial
+        t *= 0.5
+    return 0.0, MAX_LS_TRIALS
+
+
+def _check_args(C, tol, max_newton, max_cg, cg_tol, line_search, verbose):
+    check_positive("C", C)
+    check_positive("tol", tol)
+    check_positive("cg_tol", cg_tol)
+    check_count("max_newton", max_newton, minimum=0)
+    check_count("max_cg", max_cg)
+    check_count("verbose", verbose, minimum=0)
+    if line_search not in LINE_SEARCHES:
+        raise ValueError(f"line_search must be one of {LINE_SEARCHES}, got {line_search!r}")
+
+
+def prsvm_fit(X, y, C, *, tol=1e-3, max_newton=50, max_cg=200, cg_tol=1e-2,
+              line_search="exact", w0=None, verbose=0):
+    """Minimise the linear PRSVM+ objective by truncated Newton.
+
+    ``F(w) = 1/2 ||w||^2 + C sum_{i pos, j neg} max(0, 1 - w.(x_i - x_j))^2``
+    (Chapelle & Keerthi, "Efficient algorithms for ranking with SVMs", 2010;
+    Khalid, "Scalable Large Margin Pairwise Learning Algorithms", 2019, eq. 3.1
+    and Alg. 1). Each Newton iterate sorts the scores once; the direction solves
+    ``H s = -grad F`` by conjugate gradients with the generalised Hessian ``H``
+    (violated pairs frozen at the iterate), started from ``s = 0``.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d) or scipy.sparse CSR matrix
+        C-contiguous float64 array, or CSR with float64 values and canonical
+        (sorted, duplicate-free) indices (``aucopt.base.check_X`` returns these).
+    y : ndarray of shape (n,)
+        float64 labels, each -1.0 or +1.0, both present.
+    C : float
+        Weight of the pairwise loss, > 0. The loss is a sum (not a mean) over the
+        ``n+ n-`` pairs, so the useful range of ``C`` shrinks with the number of pairs.
+    tol : float, default=1e-3
+        Stop when ``||grad F(w)|| <= tol ||grad F(0)||``.
+    max_newton : int, default=50
+        Most Newton steps (0 evaluates ``w0`` only).
+    max_cg : int, default=200
+        Most CG iterations per Newton step.
+    cg_tol : float, default=1e-2
+        CG stops when its residual is below ``cg_tol ||grad F(w)||``.
+    line_search : {"exact", "armijo", None}, default="exact"
+        Step length along the Newton direction ``s``. ``"exact"`` minimises
+        ``F(w + t s)`` over ``t`` (a convex piecewise quadratic; each trial costs a
+        sort of the scores and no product with ``X``); ``"armijo"`` backtracks from
+        ``t = 1`` by halves; ``None`` takes the full step ``t = 1`` as Khalid's
+        Alg. 1 does. The default differs from Alg. 1 because Chapelle & Keerthi
+        pair the Newton direction with a line search: the full step can overshoot
+        when the active pairs change much, and the exact step costs no product
+        with ``X``.
+    w0 : ndarray of shape (d,), optional
+        Starting point (default 0). The stopping rule still refers to
+        ``grad F(0)``, so a warm start does not tighten it.
+    verbose : int, default=0
+        1 prints one line per Newton step: objective, gradient norm, CG
+        iterations, step length, elapsed time.
+
+    Returns
+    -------
+    w : ndarray of shape (d,)
+    info : dict
+        ``newton_steps``, ``cg_iterations`` (total), ``line_search_trials``
+        (total), ``objective`` ``F(w)``, ``grad_norm`` ``||grad F(w)||``,
+        ``grad_norm0`` ``||grad F(0)||``, ``stop``: ``"tol"``, ``"max_newton"``
+        or ``"no_progress"`` (the line search found no decrease).
+
+    Raises
+    ------
+    TypeError
+        If ``X`` or ``y`` has the wrong type, dtype or layout.
+    ValueError
+        For labels other than -1/+1, a single class, mismatched lengths or a bad
+        parameter.
+    """
+    _check_args(C, tol, max_newton, max_cg, cg_tol, line_search, verbose)
+    C = float(C)
+    obj = _Objective(X, y, C)
+    n, d = obj.rows.n_rows, obj.rows.n_features
+    start = time.perf_counter()
+    o = np.zeros(n)
+    if w0 is None:
+        w = np.zeros(d)
+    else:
+        w = np.array(w0, dtype=np.float64, copy=True)
+        if w.shape != (d,):
+            raise ValueError(f"w0 has shape {w.shape}, expected ({d},) for X with {d} columns")
+        if not np.isfinite(w).all():
+            raise ValueError("w0 contains NaN or infinity")
+        _, grad0 = obj.value_grad(np.zeros(d), o)
+        gnorm0 = np.sqrt(K.dot(grad0, grad0))
+        obj.scores(w, obj.all_rows, o)
+    info = {"newton_steps": 0, "cg_iterations": 0, "line_search_trials": 0}
+    while True:
+        f, grad = obj.value_grad(w, o)
+        gnorm = np.sqrt(K.dot(grad, grad))
+        if w0 is None and info["newton_steps"] == 0:
+            gnorm0 = gnorm
+        if gnorm <= tol * gnorm0:
+            stop = "tol"
+            break
+        if info["newton_steps"] == max_newton:
+            stop = "max_newton"
+            break
+        s, delta, n_cg = _conjugate_gradient(obj, grad, gnorm, max_cg, cg_tol)
+        inactive = np.ones(n, dtype=bool)
+        inactive[obj.active] = False
+        obj.scores(s, np.flatnonzero(inactive).astype(np.int64), delta)  # X s, other rows
+        ws, ss, slope0 = K.dot(w, s), K.dot(s, s), K.dot(grad, s)
+        if line_search is None:
+            t, trials = 1.0, 0
+        elif line_search == "exact":
+            t, trials = _exact_step(obj, o, delta, ws, ss, K.dot(w, w), f, slope0)
+        else:
+            t, trials = _armijo_step(obj, o, delta, ws, ss, K.dot(w, w), f, slope0)
+        info["newton_steps"] += 1
+        info["cg_iterations"] += n_cg
+        info["line_search_trials"] += trials
+        if verbose:
+            print(f"newton {info['newton_steps']:3d}  F {f:.8e}  |grad| {gnorm:.3e}  "
+                  f"cg {n_cg:3d}  step {t:.4g}  {time.perf_counter() - start:.3f} s",
+                  flush=True)
+        if t == 0.0:
+            stop = "no_progress"
+            break
+        w += t * s
+        o += t * delta
+    info.update(objective=float(f), grad_norm=float(gnorm), grad_norm0=float(gnorm0),
+                stop=stop)
+    if verbose:
+        print(f"stop ({stop}) after {info['newton_steps']} Newton steps, "
+              f"{info['cg_iterations']} CG iterations: F {f:.8e}  |grad| {gnorm:.3e}  "
+              f"{time.perf_counter() - start:.3f} s", flush=True)
+    return w, info

@@ -1,0 +1,263 @@
+"""Linear PRSVM+ / BAM solver (ALGORITHMS.md 7.1): the pair-free loss, gradient and
+Hessian products against sums over every pair, the exact line search against breakpoint
+enumeration, the optimum against L-BFGS-B on the all-pairs objective, dense vs CSR."""
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from scipy.optimize import minimize
+
+from aucopt._kernels import _ranksvm as K
+from aucopt._kernels._rows import RowSource
+from aucopt.learners._prsvm import _exact_step, _Objective, prsvm_fit
+from reference import (pair_squared_hinge_ref, prsvm_line_min_ref, prsvm_objective_ref,
+                       prsvm_pairs)
+
+
+def _labels(rng, n, p=0.35):
+    y = np.where(rng.random(n) < p, 1.0, -1.0)
+    y[:2] = [1.0, -1.0]
+    return y
+
+
+def _data(seed=0, n=40, d=6, density=0.6, integer=False):
+    """Random rows; with ``integer`` small integer entries, so that scores from a
+    weight vector of halves are exact and tie (also at margin exactly 1)."""
+    rng = np.random.default_rng(seed)
+    if integer:
+        X = rng.integers(-2, 3, size=(n, d)).astype(np.float64)
+    else:
+        X = rng.standard_normal((n, d))
+    X[rng.random((n, d)) > density] = 0.0
+    return X, _labels(rng, n)
+
+
+def _both(X):
+    return [X, sp.csr_matrix(X)]
+
+
+# ------------------------------------------------------------------ kernel vs all pairs
+
+
+@pytest.mark.parametrize("ties", [False, True])
+@pytest.mark.parametrize("seed", range(4))
+def test_loss_gradient_hessian_equal_sums_over_all_pairs(ties, seed):
+    rng = np.random.default_rng(seed)
+    n = 57
+    y = _labels(rng, n)
+    # halves: many equal scores and many pairs at margin exactly 1 (not active)
+    # (positives shifted up, so that some rows are in no active pair)
+    o = (rng.integers(-4, 5, n) + 3 * (y > 0)) * 0.5 if ties else 3 * rng.standard_normal(n)
+    delta = rng.standard_normal(n)
+    loss = K.PairSquaredHinge(y)
+    grad = np.empty(n)
+    L = loss.evaluate(o, grad)
+    z = np.empty(n)
+    loss.hessian(delta, z)
+    L_ref, grad_ref, alpha_ref, z_ref = pair_squared_hinge_ref(o, y, delta)
+    if ties:  # the data do exercise margins of exactly 1 and rows in no active pair
+        assert np.any(np.subtract.outer(o[y > 0], o[y < 0]) == 1.0)
+        assert np.any(alpha_ref == 0)
+    np.testing.assert_allclose(L, L_ref, rtol=1e-13)
+    np.testing.assert_allclose(grad, grad_ref, rtol=1e-12, atol=1e-12)
+    np.testing.assert_array_equal(loss.alpha, alpha_ref)
+    np.testing.assert_allclose(z, z_ref, rtol=1e-12, atol=1e-12)
+    np.testing.assert_array_equal(loss.active_rows(), np.flatnonzero(alpha_ref > 0))
+
+
+def test_sort_orders_all_finite_doubles_negatives_first_among_ties():
+    # the radix keys must order signs, zero, subnormals, huge values like numpy does
+    rng = np.random.default_rng(3)
+    special = np.array([0.0, 5e-324, -5e-324, 1e-310, -1e-310, 1e308, -1e308, 0.5, -0.5,
+                        1.5, -1.5, 2.0, 1.0, -1.0])
+    o = np.concatenate([special, rng.standard_normal(300) * 10.0 ** rng.integers(-5, 6, 300),
+                        rng.integers(-3, 4, 200) * 0.5])
+    y = _labels(rng, len(o))
+    loss = K.PairSquaredHinge(y)
+    grad = np.empty(len(o))
+    loss.evaluate(o, grad)
+    yhat = np.where(y > 0, o - 0.5, o + 0.5)
+    expected = np.lexsort((np.arange(len(o)), y, yhat))  # by yhat, then -1 first, then row
+    np.testing.assert_array_equal(loss.order, expected)
+    np.testing.assert_array_equal(loss.sorted_yhat, yhat[expected])  # keys decode exactly
+
+
+def test_loss_is_accurate_for_large_scores():
+    # the sweeps add only non-negative terms: no cancellation when |o| >> margins
+    rng = np.random.default_rng(5)
+    y = _labels(rng, 30)
+    gaps = rng.random(30)
+    loss = K.PairSquaredHinge(y)
+    grad = np.empty(30)
+    L_big = loss.evaluate(1e8 + gaps, grad)
+    L_ref, grad_ref, _ = pair_squared_hinge_ref(gaps, y)
+    np.testing.assert_allclose(L_big, L_ref, rtol=1e-6)
+    np.testing.assert_allclose(grad, grad_ref, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("ties", [False, True])
+def test_objective_gradient_hessian_product_dense_and_csr(ties):
+    X, y = _data(1, integer=ties)
+    rng = np.random.default_rng(2)
+    w = rng.integers(-2, 3, X.shape[1]) * 0.5 if ties else 0.3 * rng.standard_normal(X.shape[1])
+    s = rng.standard_normal(X.shape[1])
+    C = 0.7
+    F_ref, g_ref, Hs_ref = prsvm_objective_ref(w, X, y, C, s)
+    results = []
+    for A in _both(X):
+        obj = _Objective(A, y, C)
+        o = obj.scores(w, obj.all_rows, np.empty(len(y)))
+        F, g = obj.value_grad(w, o)
+        Hs = obj.hess_dot(s, np.zeros(len(y)), np.empty_like(s))
+        np.testing.assert_allclose(F, F_ref, rtol=1e-12)
+        np.testing.assert_allclose(g, g_ref, rtol=1e-11, atol=1e-11 * np.abs(g_ref).max())
+        np.testing.assert_allclose(Hs, Hs_ref, rtol=1e-11, atol=1e-11 * np.abs(Hs_ref).max())
+        results.append((F, g, Hs))
+    for a, b in zip(*results):
+        np.testing.assert_array_equal(a, b)  # dense and CSR rows: same sums, same bits
+
+
+def test_row_products_match_numpy_on_row_subsets():
+    X, _ = _data(4, n=30, d=9)
+    rng = np.random.default_rng(0)
+    rows = np.array([0, 3, 4, 17, 29], dtype=np.int64)
+    v, z = rng.standard_normal(9), rng.standard_normal(30)
+    z[3] = 0.0
+    for A in _both(X):
+        R = RowSource(A)
+        out = np.full(30, 7.0)
+        K.rows_dot(R, v, rows, out)
+        expected = np.full(30, 7.0)
+        expected[rows] = X[rows] @ v
+        np.testing.assert_allclose(out, expected, rtol=1e-14, atol=1e-14)
+        acc = np.full(9, 7.0)
+        K.rows_combine(R, z, rows, acc)
+        np.testing.assert_allclose(acc, X[rows].T @ z[rows], rtol=1e-14, atol=1e-14)
+    a, b = rng.standard_normal(11), rng.standard_normal(11)
+    np.testing.assert_allclose(K.dot(a, b), a @ b, rtol=1e-14)
+
+
+# ------------------------------------------------------------------ line search
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_exact_line_search_finds_the_breakpoint_minimiser(seed):
+    X, y = _data(seed, n=30, d=5)
+    rng = np.random.default_rng(seed + 10)
+    w = 0.5 * rng.standard_normal(5)
+    C = [0.05, 0.5, 5.0][seed % 3]
+    _, g = prsvm_objective_ref(w, X, y, C)
+    s = -g * rng.uniform(0.2, 3.0) + 0.3 * np.linalg.norm(g) * rng.standard_normal(5)
+    if g @ s >= 0:
+        s = -s
+    t_ref, f_ref = prsvm_line_min_ref(w, s, X, y, C)
+    obj = _Objective(X, y, C)
+    o, delta = X @ w, X @ s
+    f0, _ = prsvm_objective_ref(w, X, y, C)
+    t, trials = _exact_step(obj, o, delta, w @ s, s @ s, w @ w, f0, g @ s)
+    f_t, _ = prsvm_objective_ref(w + t * s, X, y, C)
+    assert trials >= 1
+    np.testing.assert_allclose(t, t_ref, rtol=1e-7)
+    assert f_t <= f_ref * (1 + 1e-12)
+
+
+# ------------------------------------------------------------------ solver
+
+
+def _lbfgs_optimum(X, y, C):
+    res = minimize(lambda w: prsvm_objective_ref(w, X, y, C), np.zeros(X.shape[1]),
+                   jac=True, method="L-BFGS-B",
+                   options={"gtol": 1e-12, "ftol": 1e-15, "maxiter": 20000})
+    return res.fun
+
+
+@pytest.mark.parametrize("line_search", ["exact", "armijo", None])
+@pytest.mark.parametrize("C", [0.01, 0.3, 10.0])
+def test_optimum_matches_lbfgs_on_all_pairs(line_search, C):
+    X, y = _data(6, n=36, d=5)
+    f_ref = _lbfgs_optimum(X, y, C)
+    w, info = prsvm_fit(X, y, C, tol=1e-9, cg_tol=1e-6, line_search=line_search)
+    f, _ = prsvm_objective_ref(w, X, y, C)
+    assert info["stop"] == "tol"
+    np.testing.assert_allclose(info["objective"], f, rtol=1e-10)
+    assert abs(f - f_ref) <= 1e-6 * f_ref
+
+
+def test_default_tolerances_give_objective_within_1e_3():
+    X, y = _data(7, n=50, d=8)
+    C = 1.0
+    f_ref = _lbfgs_optimum(X, y, C)
+    w, info = prsvm_fit(X, y, C)
+    f, g = prsvm_objective_ref(w, X, y, C)
+    _, g0 = prsvm_objective_ref(np.zeros(8), X, y, C)
+    assert info["stop"] == "tol"
+    assert np.linalg.norm(g) <= 1e-3 * np.linalg.norm(g0) * (1 + 1e-9)
+    np.testing.assert_allclose(info["grad_norm"], np.linalg.norm(g), rtol=1e-8)
+    assert f - f_ref <= 1e-3 * f_ref
+
+
+def test_dense_and_csr_fits_are_identical():
+    X, y = _data(8, n=60, d=10, density=0.3)
+    fits = [prsvm_fit(A, y, 0.5) for A in _both(X)]
+    np.testing.assert_array_equal(fits[0][0], fits[1][0])
+    assert fits[0][1] == fits[1][1]
+
+
+def test_warm_start_and_stop_reasons(capsys):
+    X, y = _data(9)
+    w, info = prsvm_fit(X, y, 1.0, tol=1e-8)
+    w2, info2 = prsvm_fit(X, y, 1.0, tol=1e-8, w0=w)
+    assert info2["newton_steps"] <= 1 and info2["stop"] == "tol"
+    np.testing.assert_allclose(info2["grad_norm0"], info["grad_norm0"], rtol=1e-12)
+    w0 = np.full(X.shape[1], 0.1)
+    w3, info3 = prsvm_fit(X, y, 1.0, max_newton=0, w0=w0, verbose=1)
+    np.testing.assert_array_equal(w3, w0)
+    assert info3["stop"] == "max_newton" and info3["newton_steps"] == 0
+    np.testing.assert_allclose(info3["objective"], prsvm_objective_ref(w0, X, y, 1.0)[0],
+                               rtol=1e-12)
+    prsvm_fit(X, y, 1.0, verbose=1)
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("stop (max_newton)")
+    assert lines[1].startswith("newton   1") and lines[-1].startswith("stop (tol)")
+
+
+def test_pairs_reference_counts_every_pair():
+    X, y = _data(0, n=12, d=3)
+    Z = prsvm_pairs(X, y)
+    assert Z.shape == (np.sum(y > 0) * np.sum(y < 0), 3)
+
+
+# ------------------------------------------------------------------ errors
+
+
+def test_errors_name_the_problem():
+    X, y = _data(0, n=10, d=3)
+    with pytest.raises(ValueError, match="at least one of each"):
+        prsvm_fit(X, np.ones(10), 1.0)
+    with pytest.raises(ValueError, match="10 rows but y has 9"):
+        prsvm_fit(X, y[:9], 1.0)
+    with pytest.raises(ValueError, match="only -1.0 and \\+1.0"):
+        prsvm_fit(X, np.where(y > 0, 1.0, 0.0), 1.0)
+    with pytest.raises(TypeError, match="float64"):
+        prsvm_fit(X, y.astype(np.int64), 1.0)
+    with pytest.raises(TypeError, match="C-contiguous float64"):
+        prsvm_fit(np.asfortranarray(X), y, 1.0)
+    with pytest.raises(ValueError, match="C must be finite"):
+        prsvm_fit(X, y, 0.0)
+    with pytest.raises(ValueError, match="line_search"):
+        prsvm_fit(X, y, 1.0, line_search="wolfe")
+    with pytest.raises(ValueError, match="w0 has shape"):
+        prsvm_fit(X, y, 1.0, w0=np.zeros(4))
+    with pytest.raises(ValueError, match="NaN"):
+        prsvm_fit(X, y, 1.0, w0=np.array([0.0, np.nan, 0.0]))
+    loss = K.PairSquaredHinge(y)
+    with pytest.raises(RuntimeError, match="evaluate"):
+        loss.hessian(np.zeros(10), np.zeros(10))
+    with pytest.raises(ValueError, match="o has length 9"):
+        loss.evaluate(np.zeros(9), np.zeros(10))
+    with pytest.raises(FloatingPointError, match="not finite"):
+        loss.evaluate(np.array([0.0] * 9 + [np.inf]), np.zeros(10))
+    with pytest.raises(ValueError, match="rows must lie"):
+        K.rows_dot(RowSource(X), np.zeros(3), np.array([0, 10]), np.zeros(10))
+    with pytest.raises(TypeError, match="int64"):
+        K.rows_combine(RowSource(X), np.zeros(10), np.array([0, 1], dtype=np.int32),
+                       np.zeros(3))
