@@ -51,6 +51,8 @@ __all__ = ["Learner", "BaseLearner", "OnlineMixin", "DIVERGED"]
 # A model whose scores on the training rows can exceed this is refused as diverged
 # (margin and square losses work at scores of order 1; nothing sensible is 1e10).
 DIVERGED = 1e10
+# The automatic stopping rule evaluates the objective on at most this many rows.
+MONITOR_ROWS = 20_000
 
 
 @runtime_checkable
@@ -149,6 +151,8 @@ class BaseLearner(Estimator):
         "n_features_in_": Scalar(int, low=1, high=2**31 - 1),
         "intercept_": Scalar(float),
         "n_passes_": Scalar(int, low=0, optional=True),
+        "objective_": Scalar(float, optional=True),
+        "stop_reason_": Scalar(str, choices=("n_epochs", "tol", "max_epochs"), optional=True),
         # a plugin's ranking vector (built-in learners derive coef_ from their state)
         "coef_": Array("f8", ("d",), optional=True),
     }
@@ -208,11 +212,47 @@ class BaseLearner(Estimator):
         self._train(row_source(X), y)
 
     def _train(self, rows, y):
-        """The skeleton: state, preparation once, then the passes."""
+        """The skeleton: state, preparation once, then the passes (a fixed number,
+        or with ``n_epochs="auto"`` until the objective stalls)."""
         self._init_state(rows.n_features)
         self._prepare(rows, y)
+        if getattr(self, "n_epochs", None) == "auto":
+            self._train_until_stalled(rows, y)
+            return
         for index in range(self._n_passes()):
             self._run_pass(rows, y, index)
+        if "n_epochs" in self.get_params():
+            self.stop_reason_ = "n_epochs"
+
+    def _train_until_stalled(self, rows, y):
+        """Passes until the training objective stalls (``n_epochs="auto"``).
+
+        After each pass the learner's objective is evaluated on the training rows (a
+        fixed random subsample of at most :data:`MONITOR_ROWS` of them, drawn once);
+        a pass whose relative improvement over the best value so far is below
+        ``tol`` counts as stalled, and training stops after ``n_iter_no_change``
+        stalled passes in a row (``stop_reason_ = "tol"``) or after ``max_epochs``
+        passes (``"max_epochs"``).
+        """
+        n = rows.n_rows
+        if n > MONITOR_ROWS:
+            pick = np.sort(np.random.default_rng(0).choice(n, MONITOR_ROWS, replace=False))
+            monitor = (rows.take(pick), y[pick])
+        else:
+            monitor = (rows, y)
+        best, stalled = math.inf, 0
+        self.stop_reason_ = "max_epochs"
+        for index in range(int(self.max_epochs)):
+            self._run_pass(rows, y, index, monitor)
+            value = self.objective_
+            if math.isfinite(best) and best - value < self.tol * max(abs(best), 1e-12):
+                stalled += 1
+            else:
+                stalled = 0
+            best = min(best, value)
+            if stalled >= self.n_iter_no_change:
+                self.stop_reason_ = "tol"
+                break
 
     def _finish(self, rows, y):
         """After training on ``rows``: refuse overflowing scores, set the threshold."""
@@ -233,13 +273,18 @@ class BaseLearner(Estimator):
     def _prepare(self, rows, y):
         """Per-call preparation (class statistics, data-derived constants)."""
 
-    def _run_pass(self, rows, y, index=0):
-        """Pass ``index`` of this call, the divergence check, the ``verbose`` line."""
+    def _run_pass(self, rows, y, index=0, monitor=None):
+        """Pass ``index`` of this call, the divergence check, the objective on
+        ``monitor`` (rows, labels) when given, the ``verbose`` line."""
         start = time.perf_counter()
         self._pass(rows, y, index)
         self._invalidate()
         self._check_diverged(rows)
         self.n_passes_ = getattr(self, "n_passes_", 0) + 1
+        if monitor is not None:
+            self.objective_ = float(self._objective(*monitor))
+            if not math.isfinite(self.objective_):
+                self._diverged(f"objective {self.objective_}")
         if getattr(self, "verbose", 0):
             self._report(rows, y, time.perf_counter() - start)
 
@@ -277,6 +322,8 @@ class BaseLearner(Estimator):
         auc = roc_auc(y, scores) if (y > 0).any() and (y < 0).any() else float("nan")
         norm = self._weight_norm()
         shown = f"|w| {norm:.4g}, " if norm is not None else ""
+        if "objective_" in self.__dict__:
+            shown += f"objective {self.objective_:.6g}, "
         what = what or f"pass {self.n_passes_}"
         print(f"-- {type(self).__name__} {what}: {self._progress()}{shown}"
               f"train AUC {auc:.4f}, {seconds:.3f} s", flush=True)

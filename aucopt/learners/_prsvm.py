@@ -21,7 +21,7 @@ import numpy as np
 
 from aucopt._kernels import _ranksvm as K
 from aucopt._kernels._rows import RowSource
-from aucopt.learners._params import check_count, check_positive
+from aucopt.validation import check_count, check_positive
 
 # ALGORITHMS.md 7.1: Alg. 1 of Khalid (2019) takes the full Newton step (line_search=None)
 LINE_SEARCHES = ("exact", "armijo", None)
