@@ -152,7 +152,8 @@ class BaseLearner(Estimator):
         "intercept_": Scalar(float),
         "n_passes_": Scalar(int, low=0, optional=True),
         "objective_": Scalar(float, optional=True),
-        "stop_reason_": Scalar(str, choices=("n_epochs", "tol", "max_epochs"), optional=True),
+        "stop_reason_": Scalar(str, choices=("n_epochs", "tol", "max_epochs", "max_newton",
+                                             "no_progress"), optional=True),
         # a plugin's ranking vector (built-in learners derive coef_ from their state)
         "coef_": Array("f8", ("d",), optional=True),
     }

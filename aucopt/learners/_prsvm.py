@@ -34,7 +34,7 @@ class _Objective:
     """``F(w)`` on one data set: scores, loss state and the products CG needs."""
 
     def __init__(self, X, y, C):
-        self.rows = RowSource(X)
+        self.rows = X if isinstance(X, RowSource) else RowSource(X)
         self.loss = K.PairSquaredHinge(y)
         if self.rows.n_rows != self.loss.n_rows:
             raise ValueError(f"X has {self.rows.n_rows} rows but y has {self.loss.n_rows} "
@@ -177,6 +177,86 @@ def _check_args(C, tol, max_newton, max_cg, cg_tol, line_search, verbose):
         raise ValueError(f"line_search must be one of {LINE_SEARCHES}, got {line_search!r}")
 
 
+class PRSVMSolver:
+    """Truncated Newton on linear PRSVM+, one Newton step at a time.
+
+    ``solver = PRSVMSolver(X, y, C, ...)``, then :meth:`step` until ``done``; ``w``
+    is the iterate, ``info`` the counters of :func:`prsvm_fit`. The parameters are
+    those of :func:`prsvm_fit`.
+    """
+
+    def __init__(self, X, y, C, *, tol=1e-3, max_newton=50, max_cg=200, cg_tol=1e-2,
+                 line_search="exact", w0=None):
+        _check_args(C, tol, max_newton, max_cg, cg_tol, line_search, 0)
+        self.obj = _Objective(X, y, float(C))
+        self.tol, self.max_newton, self.max_cg, self.cg_tol = tol, max_newton, max_cg, cg_tol
+        self.line_search = line_search
+        n, d = self.obj.rows.n_rows, self.obj.rows.n_features
+        self.o = np.zeros(n)
+        self.w = np.zeros(d)
+        if w0 is not None:
+            w = np.array(w0, dtype=np.float64, copy=True)
+            if w.shape != (d,):
+                raise ValueError(f"w0 has shape {w.shape}, expected ({d},) for X with {d} "
+                                 "columns")
+            if not np.isfinite(w).all():
+                raise ValueError("w0 contains NaN or infinity")
+        _, grad0 = self.obj.value_grad(self.w, self.o)
+        self.gnorm0 = np.sqrt(K.dot(grad0, grad0))
+        if w0 is not None:
+            self.w = w
+            self.obj.scores(w, self.obj.all_rows, self.o)
+        self.info = {"newton_steps": 0, "cg_iterations": 0, "line_search_trials": 0}
+        self.stop = None
+        self._evaluate()
+
+    def _evaluate(self):
+        self.f, self.grad = self.obj.value_grad(self.w, self.o)
+        self.gnorm = np.sqrt(K.dot(self.grad, self.grad))
+        if self.gnorm <= self.tol * self.gnorm0:
+            self.stop = "tol"
+        elif self.info["newton_steps"] == self.max_newton:
+            self.stop = "max_newton"
+
+    @property
+    def done(self):
+        """Whether the stopping rule has been met."""
+        return self.stop is not None
+
+    def step(self):
+        """One Newton step: CG direction, line search, move. Returns the step length."""
+        obj, n = self.obj, self.o.shape[0]
+        s, delta, n_cg = _conjugate_gradient(obj, self.grad, self.gnorm, self.max_cg,
+                                             self.cg_tol)
+        inactive = np.ones(n, dtype=bool)
+        inactive[obj.active] = False
+        obj.scores(s, np.flatnonzero(inactive).astype(np.int64), delta)  # X s, other rows
+        w, o = self.w, self.o
+        ws, ss, slope0 = K.dot(w, s), K.dot(s, s), K.dot(self.grad, s)
+        if self.line_search is None:
+            t, trials = 1.0, 0
+        elif self.line_search == "exact":
+            t, trials = _exact_step(obj, o, delta, ws, ss, K.dot(w, w), self.f, slope0)
+        else:
+            t, trials = _armijo_step(obj, o, delta, ws, ss, K.dot(w, w), self.f, slope0)
+        self.info["newton_steps"] += 1
+        self.info["cg_iterations"] += n_cg
+        self.info["line_search_trials"] += trials
+        self.last_cg = n_cg
+        if t == 0.0:
+            self.stop = "no_progress"
+            return t
+        w += t * s
+        o += t * delta
+        self._evaluate()
+        return t
+
+    def summary(self):
+        """``info`` completed with the objective, gradient norms and the stop reason."""
+        return {**self.info, "objective": float(self.f), "grad_norm": float(self.gnorm),
+                "grad_norm0": float(self.gnorm0), "stop": self.stop}
+
+
 def prsvm_fit(X, y, C, *, tol=1e-3, max_newton=50, max_cg=200, cg_tol=1e-2,
               line_search="exact", w0=None, verbose=0):
     """Minimise the linear PRSVM+ objective by truncated Newton.
@@ -190,9 +270,10 @@ def prsvm_fit(X, y, C, *, tol=1e-3, max_newton=50, max_cg=200, cg_tol=1e-2,
 
     Parameters
     ----------
-    X : ndarray of shape (n, d) or scipy.sparse CSR matrix
+    X : ndarray of shape (n, d), scipy.sparse CSR matrix or RowSource
         C-contiguous float64 array, or CSR with float64 values and canonical
-        (sorted, duplicate-free) indices (``aucopt.base.check_X`` returns these).
+        (sorted, duplicate-free) indices (``aucopt.validation.check_X`` returns
+        these), or their row source.
     y : ndarray of shape (n,)
         float64 labels, each -1.0 or +1.0, both present.
     C : float
@@ -240,61 +321,20 @@ def prsvm_fit(X, y, C, *, tol=1e-3, max_newton=50, max_cg=200, cg_tol=1e-2,
         parameter.
     """
     _check_args(C, tol, max_newton, max_cg, cg_tol, line_search, verbose)
-    C = float(C)
-    obj = _Objective(X, y, C)
-    n, d = obj.rows.n_rows, obj.rows.n_features
     start = time.perf_counter()
-    o = np.zeros(n)
-    if w0 is None:
-        w = np.zeros(d)
-    else:
-        w = np.array(w0, dtype=np.float64, copy=True)
-        if w.shape != (d,):
-            raise ValueError(f"w0 has shape {w.shape}, expected ({d},) for X with {d} columns")
-        if not np.isfinite(w).all():
-            raise ValueError("w0 contains NaN or infinity")
-        _, grad0 = obj.value_grad(np.zeros(d), o)
-        gnorm0 = np.sqrt(K.dot(grad0, grad0))
-        obj.scores(w, obj.all_rows, o)
-    info = {"newton_steps": 0, "cg_iterations": 0, "line_search_trials": 0}
-    while True:
-        f, grad = obj.value_grad(w, o)
-        gnorm = np.sqrt(K.dot(grad, grad))
-        if w0 is None and info["newton_steps"] == 0:
-            gnorm0 = gnorm
-        if gnorm <= tol * gnorm0:
-            stop = "tol"
-            break
-        if info["newton_steps"] == max_newton:
-            stop = "max_newton"
-            break
-        s, delta, n_cg = _conjugate_gradient(obj, grad, gnorm, max_cg, cg_tol)
-        inactive = np.ones(n, dtype=bool)
-        inactive[obj.active] = False
-        obj.scores(s, np.flatnonzero(inactive).astype(np.int64), delta)  # X s, other rows
-        ws, ss, slope0 = K.dot(w, s), K.dot(s, s), K.dot(grad, s)
-        if line_search is None:
-            t, trials = 1.0, 0
-        elif line_search == "exact":
-            t, trials = _exact_step(obj, o, delta, ws, ss, K.dot(w, w), f, slope0)
-        else:
-            t, trials = _armijo_step(obj, o, delta, ws, ss, K.dot(w, w), f, slope0)
-        info["newton_steps"] += 1
-        info["cg_iterations"] += n_cg
-        info["line_search_trials"] += trials
+    solver = PRSVMSolver(X, y, C, tol=tol, max_newton=max_newton, max_cg=max_cg,
+                         cg_tol=cg_tol, line_search=line_search, w0=w0)
+    while not solver.done:
+        f, gnorm = solver.f, solver.gnorm
+        t = solver.step()
         if verbose:
-            print(f"newton {info['newton_steps']:3d}  F {f:.8e}  |grad| {gnorm:.3e}  "
-                  f"cg {n_cg:3d}  step {t:.4g}  {time.perf_counter() - start:.3f} s",
+            print(f"newton {solver.info['newton_steps']:3d}  F {f:.8e}  |grad| {gnorm:.3e}  "
+                  f"cg {solver.last_cg:3d}  step {t:.4g}  {time.perf_counter() - start:.3f} s",
                   flush=True)
-        if t == 0.0:
-            stop = "no_progress"
-            break
-        w += t * s
-        o += t * delta
-    info.update(objective=float(f), grad_norm=float(gnorm), grad_norm0=float(gnorm0),
-                stop=stop)
+    info = solver.summary()
     if verbose:
-        print(f"stop ({stop}) after {info['newton_steps']} Newton steps, "
-              f"{info['cg_iterations']} CG iterations: F {f:.8e}  |grad| {gnorm:.3e}  "
-              f"{time.perf_counter() - start:.3f} s", flush=True)
-    return w, info
+        print(f"stop ({info['stop']}) after {info['newton_steps']} Newton steps, "
+              f"{info['cg_iterations']} CG iterations: F {info['objective']:.8e}  "
+              f"|grad| {info['grad_norm']:.3e}  {time.perf_counter() - start:.3f} s",
+              flush=True)
+    return solver.w, info
