@@ -1,0 +1,743 @@
+"""Explicit kernel feature maps: random Fourier features and Nystrom embeddings.
+
+A linear AUC learner trained on ``psi(X)`` learns a kernel scoring function,
+because ``psi(x) . psi(y)`` approximates the kernel ``k(x, y)``:
+
+* :class:`RandomFourierFeatures` -- random Fourier features (Rahimi & Recht,
+  "Random Features for Large-Scale Kernel Machines", NIPS 2007) of the Gaussian or
+  Laplacian kernel, in the two forms used by M. Khalid Alnnfai, "Scalable Large
+  Margin Pairwise Learning Algorithms", PhD dissertation, Colorado State
+  University, 2019 (cosines with random phases, eq. 3.2, for FBAM / FASAM; sine and
+  cosine pairs, eq. 5.2, for FCBR) and by Y. Ding, C. Liu, P. Zhao and S. C. H. Hoi,
+  "Large Scale Kernel Methods for Online AUC Maximization", ICDM 2017 (FOAM);
+* :class:`KMeansNystroem` -- the k-means Nystrom embedding of the dissertation
+  (Sec. 2.3, Alg. 2; NBAM, NASAM, NPSAM), after K. Zhang, I. W. Tsang and J. T. Kwok,
+  "Improved Nystrom Low-Rank Approximation and Error Analysis", ICML 2008;
+* :class:`Nystroem` -- the plain Nystrom map of Ding et al. 2017 (NOAM, Alg. 5):
+  landmark rows sampled uniformly by ``fit``, or handed over by a learner that
+  collected them (:meth:`Nystroem.from_landmarks`), top ``0.4 Q`` eigenpairs.
+
+All three are scikit-learn compatible transformers (``fit``, ``transform``,
+``fit_transform``, ``get_params``/``set_params``) for dense arrays and sparse
+matrices; the output is always a dense float64 array. ``transform`` works in
+blocks of ``block_size`` rows, so its scratch memory grows with the block, not
+with the number of rows. Fitted attributes are numpy arrays and numbers only (the
+drawn frequencies themselves, the landmarks, the eigenpairs).
+
+Dense and sparse input give bit-identical maps and outputs: each row is routed by
+its number of nonzero values, rows with at least ``d / 8`` nonzeros through a
+dense BLAS product and the others through a sparse product in index order; a row
+takes the same route, with the same arithmetic, whether it came in a dense array
+or a CSR matrix. Rows transformed in different blocks (another ``block_size``, a
+single row) agree to rounding, about 1e-15 relative: BLAS sums in an order that
+depends on the matrix shape.
+"""
+import numbers
+
+import numpy as np
+import scipy.linalg
+import scipy.sparse as sp
+
+from aucopt._estimator import Estimator
+from aucopt.base import BaseLearner, check_random_state, check_X
+from aucopt.exceptions import not_fitted_error
+from aucopt.learners._params import check_count, check_positive
+
+__all__ = ["RandomFourierFeatures", "Nystroem", "KMeansNystroem"]
+
+# Bandwidth heuristic over the first rows only (dissertation Sec. 3.4.2, 6.6.1:
+# "the average square distance between the first 80k instances and the mean").
+HEURISTIC_ROWS = 80000
+# A row with at least d / _DENSE_ROW nonzero values goes through BLAS: measured
+# cross-over of densify + dgemm against scipy's CSR product is a density of 0.1-0.15.
+_DENSE_ROW = 8
+_DEFAULT_BLOCK = 4096
+_DEFAULT_MAX_BYTES = 2**31
+
+
+# --------------------------------------------------------------------------- rows
+
+
+def _routed(X):
+    """Split a block of validated rows into a dense part and a sparse part.
+
+    Yields ``(sel, rows)``: ``sel`` selects the rows of the block (a full slice
+    when all rows take one route), ``rows`` is a C-contiguous float64 array for rows
+    with at least ``d / _DENSE_ROW`` nonzeros and a CSR matrix without stored zeros
+    for the others. The route and the representation depend only on a row's values,
+    so dense and CSR input reach identical arithmetic.
+    """
+    d = X.shape[1]
+    if sp.issparse(X):
+        nonzero = np.concatenate(([0], np.cumsum(X.data != 0)))
+        counts = nonzero[X.indptr[1:]] - nonzero[X.indptr[:-1]]
+    else:
+        counts = np.count_nonzero(X, axis=1)
+    dense = counts * _DENSE_ROW >= d
+    for route, mask in ((True, dense), (False, ~dense)):
+        if not mask.any():
+            continue
+        sel = slice(None) if mask.all() else np.flatnonzero(mask)
+        rows = X[sel]
+        if route:
+            rows = rows.toarray() if sp.issparse(rows) else rows
+        elif not sp.issparse(rows):
+            rows = sp.csr_matrix(rows)
+        elif not rows.data.all():
+            rows = rows.copy()
+            rows.eliminate_zeros()
+        yield sel, rows
+
+
+def _product(rows, T, out):
+    """``out[...] = rows @ T`` (BLAS straight into ``out`` for dense rows)."""
+    if sp.issparse(rows):
+        out[...] = rows @ T
+    else:
+        np.matmul(rows, T, out=out)
+
+
+def _row_ids(rows):
+    """Row number of every stored value of a CSR matrix."""
+    return np.repeat(np.arange(rows.shape[0]), np.diff(rows.indptr))
+
+
+def _row_sum(rows, values):
+    """Per-row sums of values given per stored entry of CSR ``rows`` (in index order)."""
+    return np.bincount(_row_ids(rows), weights=values, minlength=rows.shape[0])
+
+
+def _sqnorms(rows):
+    """Squared Euclidean norms of the rows of one route."""
+    if sp.issparse(rows):
+        return _row_sum(rows, rows.data * rows.data)
+    return np.einsum("ij,ij->i", rows, rows)
+
+
+def _dense_copy(rows):
+    return rows.toarray() if sp.issparse(rows) else np.array(rows, dtype=np.float64)
+
+
+def _gaussian(rows, T, tsq, bandwidth):
+    """``exp(-||x - u||^2 / bandwidth)`` of ``rows`` against the columns ``u`` of ``T``.
+
+    ``||x - u||^2 = ||x||^2 - 2 x.u + ||u||^2`` (clamped at 0), so a sparse row
+    costs O(nnz(x)) per column; ``tsq`` holds the ``||u||^2``.
+    """
+    K = rows @ T
+    K *= -2.0
+    K += _sqnorms(rows)[:, None]
+    K += tsq
+    np.maximum(K, 0.0, out=K)
+    K /= -bandwidth
+    return np.exp(K, out=K)
+
+
+def _column_means(X):
+    """Column means, summed over rows in row order for dense and CSR alike."""
+    ones = sp.csr_matrix(np.ones((1, X.shape[0])))
+    total = ones @ X
+    total = total.toarray() if sp.issparse(total) else total
+    return total.ravel() / X.shape[0]
+
+
+def _distance_to_mean(X, norm, block_size, name):
+    """Mean distance of the first ``HEURISTIC_ROWS`` rows to their mean.
+
+    ``norm="sq"``: mean squared Euclidean distance (the dissertation's Nystrom
+    bandwidth); ``norm="l1"``: mean L1 distance. Sparse rows use
+    ``||x - mu||^2 = ||mu||^2 + sum_nz x (x - 2 mu)`` and
+    ``||x - mu||_1 = ||mu||_1 + sum_nz (|x - mu| - |mu|)``. ``name`` is the
+    parameter set to ``"auto"``, for the error raised when the rows do not vary.
+    """
+    X0 = X[:HEURISTIC_ROWS]
+    mu = _column_means(X0)
+    per_row = np.empty(X0.shape[0])
+    for lo in range(0, X0.shape[0], block_size):
+        out = per_row[lo:lo + block_size]
+        for sel, rows in _routed(X0[lo:lo + block_size]):
+            if not sp.issparse(rows):
+                diff = rows - mu
+                out[sel] = (np.square(diff, out=diff) if norm == "sq"
+                            else np.abs(diff, out=diff)).sum(axis=1)
+                continue
+            mu_nz = mu[rows.indices]
+            if norm == "sq":
+                out[sel] = mu @ mu + _row_sum(rows, rows.data * (rows.data - 2.0 * mu_nz))
+            else:
+                out[sel] = (np.abs(mu).sum()
+                            + _row_sum(rows, np.abs(rows.data - mu_nz) - np.abs(mu_nz)))
+    value = float(per_row.sum() / X0.shape[0])
+    # identical rows leave only rounding errors of the size of eps * ||mu||
+    rounding = 1e-12 * (mu @ mu if norm == "sq" else np.abs(mu).sum())
+    if not value > rounding:
+        raise ValueError(
+            f"{name}='auto' found no spread: the first {X0.shape[0]} rows of X are all "
+            f"identical (e.g. X has one sample); pass a positive {name}")
+    return value
+
+
+def _check_dense_size(what, rows, cols, max_bytes):
+    need = rows * cols * 8
+    if need > max_bytes:
+        raise ValueError(
+            f"{what} would be a dense {rows} x {cols} float64 matrix ({need / 2**30:.2f} "
+            f"GiB), above max_bytes={max_bytes}; use fewer components or features, or "
+            "raise max_bytes")
+
+
+def _check_choice(name, value, allowed):
+    if not isinstance(value, str) or value not in allowed:
+        raise ValueError(f"{name} must be one of {list(allowed)}, got {value!r}")
+
+
+def _check_width(name, value):
+    """``"auto"`` or a positive finite number."""
+    if isinstance(value, str):
+        if value != "auto":
+            raise ValueError(f"{name} must be 'auto' or a positive number, got {value!r}")
+        return
+    check_positive(name, value)
+
+
+# --------------------------------------------------------------------------- base
+
+
+class _FeatureMap(Estimator):
+    """``fit``/``transform`` plumbing shared by the feature maps.
+
+    Subclasses implement ``_check_params()``, ``_fit(X)`` (returns the fitted
+    attributes as a dict, so a failing fit leaves the previous state untouched),
+    ``_prepare()`` (per-call constants of ``transform``) and
+    ``_map(rows, prepared, out)`` (writes the features of the rows of one route
+    into ``out``).
+    """
+
+    # the learners' bookkeeping of fitted attributes (names ending in "_")
+    _fitted_names = BaseLearner._fitted_names
+    _clear_fitted = BaseLearner._clear_fitted
+
+    def __sklearn_tags__(self):
+        # only scikit-learn calls this, so it is installed when we get here
+        from sklearn.utils import InputTags, Tags, TargetTags, TransformerTags
+
+        return Tags(estimator_type=None, target_tags=TargetTags(required=False),
+                    transformer_tags=TransformerTags(),
+                    input_tags=InputTags(sparse=True, allow_nan=False))
+
+    def __sklearn_is_fitted__(self):
+        return hasattr(self, "n_features_in_")
+
+    def _check_common(self):
+        check_count("block_size", self.block_size)
+        check_count("max_bytes", self.max_bytes)
+
+    def fit(self, X, y=None):
+        """Fit the map to ``X`` (dense or sparse); ``y`` is ignored.
+
+        Returns
+        -------
+        self
+        """
+        self._check_params()
+        X = check_X(X)
+        state = self._fit(X)
+        state["n_features_in_"] = X.shape[1]
+        self._clear_fitted()
+        self.__dict__.update(state)
+        return self
+
+    def transform(self, X, out=None):
+        """Map the rows of ``X`` (dense or sparse) to the feature space.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features_in_)
+        out : ndarray of shape (n_samples, n_features_out_), optional
+            C-contiguous float64 array to write the result to (e.g. a
+            ``numpy.memmap``); a new array by default.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_features_out_)
+            Dense float64 features, computed ``block_size`` rows at a time.
+        """
+        if not self.__sklearn_is_fitted__():
+            raise not_fitted_error(f"This {type(self).__name__} instance is not fitted "
+                                   "yet; call fit with training data first")
+        check_count("block_size", self.block_size)
+        X = check_X(X, n_features=self.n_features_in_, estimator=type(self).__name__)
+        shape = (X.shape[0], self.n_features_out_)
+        if out is None:
+            out = np.empty(shape)
+        elif not isinstance(out, np.ndarray) or out.dtype != np.float64:
+            raise TypeError("out must be a float64 numpy array, got "
+                            f"{type(out).__name__} {getattr(out, 'dtype', '')}")
+        elif (out.shape != shape or not out.flags.writeable
+              or not out.flags.c_contiguous):
+            raise ValueError(f"out must be a writeable C-contiguous array of shape "
+                             f"{shape}, got shape {out.shape}")
+        prepared = self._prepare()
+        for lo in range(0, X.shape[0], self.block_size):
+            block = out[lo:lo + self.block_size]
+            for sel, rows in _routed(X[lo:lo + self.block_size]):
+                if isinstance(sel, slice):  # the whole block: write in place
+                    self._map(rows, prepared, block)
+                else:
+                    part = np.empty((rows.shape[0], shape[1]))
+                    self._map(rows, prepared, part)
+                    block[sel] = part
+        return out
+
+    def fit_transform(self, X, y=None):
+        """``fit(X)`` then ``transform(X)``."""
+        return self.fit(X).transform(X)
+
+
+# --------------------------------------------------------------------------- RFF
+
+
+_SCALES = ("unbiased", "dissertation", "none")
+
+
+class RandomFourierFeatures(_FeatureMap):
+    """Random Fourier features of the Gaussian or Laplacian kernel.
+
+    Approximates a shift-invariant kernel by ``psi(x) . psi(y)`` (Rahimi & Recht,
+    "Random Features for Large-Scale Kernel Machines", NIPS 2007), with the two
+    maps of M. Khalid Alnnfai, "Scalable Large Margin Pairwise Learning
+    Algorithms", PhD dissertation, Colorado State University, 2019:
+
+    * ``variant="cos_phase"`` (eq. 3.2, FBAM and FASAM):
+      ``psi(x) = sqrt(2/D) [cos(theta_1.x + b_1), ..., cos(theta_D.x + b_D)]`` with
+      ``b_j ~ U[0, 2 pi)``; ``D = n_components`` output columns;
+    * ``variant="sincos"`` (eq. 5.2, FCBR):
+      ``psi(x) = c [sin(theta_1.x), cos(theta_1.x), ..., sin(theta_m.x), cos(theta_m.x)]``;
+      ``2 m = 2 n_components`` output columns. Ding, Liu, Zhao & Hoi, "Large Scale
+      Kernel Methods for Online AUC Maximization", ICDM 2017 (FOAM) order each pair
+      as cos, sin: a fixed permutation of the columns, which changes no inner
+      product and hence no learner's scores.
+
+    Kernels: ``"gaussian"`` ``exp(-||x - y||^2 / (2 sigma^2))`` with
+    ``theta ~ N(0, sigma^-2 I)``; ``"laplacian"`` ``exp(-||x - y||_1 / sigma)`` with
+    independent ``Cauchy(0, 1/sigma)`` coordinates.
+
+    Parameters
+    ----------
+    n_components : int, default=1600
+        Number of random frequencies ``theta_j``. The dissertation uses 1600 for
+        FBAM / FASAM and 150 sine/cosine pairs (300 columns) for FCBR and FOAM.
+    kernel : {"gaussian", "laplacian"}, default="gaussian"
+    sigma : float or "auto", default="auto"
+        Kernel width. ``"auto"`` derives it from the data with the bandwidth
+        heuristic of the dissertation's k-means Nystrom map: ``s`` = mean squared
+        distance of the first ``min(n, 80000)`` training rows to their mean, and
+        ``sigma = sqrt(s / 2)``, i.e. the kernel ``exp(-||x - y||^2 / s)`` (the same
+        kernel as :class:`KMeansNystroem`'s default, and close to scikit-learn's
+        ``gamma="scale"``); two typical rows then have similarity about
+        ``exp(-2)``, on any scale of the data. For the Laplacian kernel ``"auto"`` is
+        the mean L1 distance of those rows to their mean. The papers tune the width
+        instead (FCBR: ``sigma = 100`` on their scaled data); tune it too when the
+        default is not good enough.
+    variant : {"cos_phase", "sincos"}, default="cos_phase"
+        The dissertation's batch and stochastic learners use ``cos_phase``; at an
+        equal number of output columns ``sincos`` approximates the Gaussian kernel
+        with lower variance (Sutherland & Schneider, "On the Error of Random Fourier
+        Features", UAI 2015).
+    scale : {"unbiased", "dissertation", "none"}, default="unbiased"
+        The constant factor of the map. ``"unbiased"`` makes ``E[psi(x).psi(y)]``
+        equal ``k(x, y)``: ``sqrt(2/D)`` for ``cos_phase``, ``sqrt(1/m)`` for
+        ``sincos``. ``"dissertation"`` is the factor as printed: ``sqrt(2/D)``
+        (eq. 3.2, unbiased) and ``sqrt(2/m)`` (eq. 5.2, giving ``2 k``). ``"none"``
+        is 1, as printed for FOAM by Ding et al. 2017 (giving ``m k`` for
+        ``sincos``). A constant factor only moves the best C or learning rate.
+    random_state : None, int, numpy Generator or RandomState
+        Seed of the frequencies (drawn first) and phases.
+    block_size : int, default=4096
+        Rows per block in ``transform``; its scratch memory is about
+        ``block_size * n_components * 8`` bytes (52 MB at the defaults).
+    max_bytes : int, default=2**31
+        Refuse to fit when the dense ``n_features x n_components`` frequency matrix
+        would exceed this many bytes (high-dimensional sparse data).
+
+    Attributes
+    ----------
+    sigma_ : float
+        Kernel width used.
+    frequencies_ : ndarray of shape (n_features_in_, n_components)
+        The drawn ``theta_j`` as columns.
+    offsets_ : ndarray of shape (n_components,)
+        The phases ``b_j`` (``cos_phase`` only).
+    scale_ : float
+        The factor in front of the map.
+    n_features_in_ : int
+    n_features_out_ : int
+        ``n_components`` for ``cos_phase``, ``2 n_components`` for ``sincos``.
+    """
+
+    def __init__(self, n_components=1600, kernel="gaussian", sigma="auto",
+                 variant="cos_phase", scale="unbiased", random_state=None,
+                 block_size=_DEFAULT_BLOCK, max_bytes=_DEFAULT_MAX_BYTES):
+        self.n_components = n_components
+        self.kernel = kernel
+        self.sigma = sigma
+        self.variant = variant
+        self.scale = scale
+        self.random_state = random_state
+        self.block_size = block_size
+        self.max_bytes = max_bytes
+
+    def _check_params(self):
+        check_count("n_components", self.n_components)
+        _check_choice("kernel", self.kernel, ("gaussian", "laplacian"))
+        _check_width("sigma", self.sigma)
+        _check_choice("variant", self.variant, ("cos_phase", "sincos"))
+        _check_choice("scale", self.scale, _SCALES)
+        check_random_state(self.random_state)
+        self._check_common()
+
+    def _fit(self, X):
+        d, m = X.shape[1], self.n_components
+        _check_dense_size("the frequency matrix", d, m, self.max_bytes)
+        if self.sigma != "auto":
+            sigma = float(self.sigma)
+        elif self.kernel == "gaussian":
+            sigma = float(np.sqrt(_distance_to_mean(X, "sq", self.block_size, "sigma") / 2.0))
+        else:
+            sigma = _distance_to_mean(X, "l1", self.block_size, "sigma")
+        rng = check_random_state(self.random_state)
+        draw = rng.standard_normal if self.kernel == "gaussian" else rng.standard_cauchy
+        state = {"sigma_": sigma, "frequencies_": draw((d, m)) / sigma}
+        if self.variant == "cos_phase":
+            state["offsets_"] = rng.uniform(0.0, 2.0 * np.pi, m)
+            unbiased = np.sqrt(2.0 / m)
+            factors = {"unbiased": unbiased, "dissertation": unbiased, "none": 1.0}
+            state["n_features_out_"] = m
+        else:
+            factors = {"unbiased": np.sqrt(1.0 / m), "dissertation": np.sqrt(2.0 / m),
+                       "none": 1.0}
+            state["n_features_out_"] = 2 * m
+        state["scale_"] = float(factors[self.scale])
+        return state
+
+    def _prepare(self):
+        return None
+
+    def _map(self, rows, prepared, out):
+        if hasattr(self, "offsets_"):
+            _product(rows, self.frequencies_, out)
+            out += self.offsets_
+            np.cos(out, out=out)
+        else:
+            P = rows @ self.frequencies_
+            np.sin(P, out=out[:, 0::2])
+            np.cos(P, out=out[:, 1::2])
+        out *= self.scale_
+
+
+# --------------------------------------------------------------------------- Nystrom
+
+
+class _NystroemMap(_FeatureMap):
+    """Nystrom embedding from dense landmarks (shared by both Nystrom classes).
+
+    Subclasses choose the landmarks: ``_landmarks(X, m)`` returns ``m`` dense rows
+    and a dict of extra fitted attributes.
+
+    Kernel ``k(x, y) = exp(-||x - y||^2 / bandwidth)``; ``W = k(U, U)`` with
+    eigenpairs ``W = V Sigma V^T`` (descending), of which those with
+    ``sigma_i > rank_tol * sigma_1`` are kept (at most ``n_eigen``); the map is
+    ``psi(x) = Sigma_r^{-1/2} V_r^T [k(x, u_1), ..., k(x, u_m)]``, so that
+    ``psi(x) . psi(y) = e(x)^T W_r^+ e(y)``.
+    """
+
+    def _check_params(self):
+        check_count("n_components", self.n_components)
+        _check_width("bandwidth", self.bandwidth)
+        n_eigen = self.n_eigen
+        if isinstance(n_eigen, numbers.Integral) and not isinstance(n_eigen, bool):
+            check_count("n_eigen", n_eigen)
+        elif isinstance(n_eigen, numbers.Real) and not isinstance(n_eigen, bool):
+            if not 0.0 < n_eigen <= 1.0:
+                raise ValueError("n_eigen as a float is a fraction of the landmarks "
+                                 f"and must be in (0, 1], got {n_eigen!r}")
+        elif n_eigen is not None:
+            raise TypeError("n_eigen must be None, an int or a float in (0, 1], got "
+                            f"{type(n_eigen).__name__} {n_eigen!r}")
+        check_positive("rank_tol", self.rank_tol, allow_zero=True)
+        if not self.rank_tol < 1.0:
+            raise ValueError(f"rank_tol must be < 1, got {self.rank_tol!r}")
+        check_random_state(self.random_state)
+        self._check_common()
+
+    def _fit(self, X):
+        n, d = X.shape
+        m = min(self.n_components, n)
+        _check_dense_size("the landmark matrix", m, d, self.max_bytes)
+        bandwidth = self._bandwidth(X)
+        landmarks, extra = self._landmarks(X, m)
+        state = self._embedding(landmarks, bandwidth)
+        state.update(extra)
+        return state
+
+    def _bandwidth(self, X):
+        if self.bandwidth == "auto":
+            return _distance_to_mean(X, "sq", self.block_size, "bandwidth")
+        return float(self.bandwidth)
+
+    def _embedding(self, landmarks, bandwidth):
+        """Fitted attributes of the map from dense ``(m, d)`` landmarks."""
+        m = landmarks.shape[0]
+        T, tsq = self._columns(landmarks)
+        W = np.empty((m, m))
+        for sel, rows in _routed(landmarks):
+            W[sel] = _gaussian(rows, T, tsq, bandwidth)
+        sigma, V = scipy.linalg.eigh(W)
+        sigma, V = sigma[::-1], V[:, ::-1]
+        r = int(np.count_nonzero(sigma > self.rank_tol * sigma[0]))
+        if isinstance(self.n_eigen, numbers.Integral):
+            r = min(r, int(self.n_eigen))
+        elif self.n_eigen is not None:
+            r = min(r, max(1, round(self.n_eigen * m)))
+        sigma, V = sigma[:r], V[:, :r]
+        # sign convention: the largest entry of each eigenvector is positive
+        V = V * np.sign(V[np.argmax(np.abs(V), axis=0), np.arange(r)])
+        return {"bandwidth_": bandwidth, "landmarks_": landmarks,
+                "eigenvalues_": np.ascontiguousarray(sigma),
+                "projection_": V / np.sqrt(sigma), "n_features_out_": r}
+
+    @staticmethod
+    def _columns(landmarks):
+        """Landmarks as C-contiguous columns ``(d, m)`` and their squared norms."""
+        return np.ascontiguousarray(landmarks.T), np.einsum("ij,ij->i", landmarks,
+                                                             landmarks)
+
+    def _prepare(self):
+        return self._columns(self.landmarks_)
+
+    def _map(self, rows, prepared, out):
+        T, tsq = prepared
+        np.matmul(_gaussian(rows, T, tsq, self.bandwidth_), self.projection_, out=out)
+
+
+_NYSTROEM_ATTRIBUTES = """Attributes
+    ----------
+    bandwidth_ : float
+        The ``s`` of ``exp(-||x - y||^2 / s)`` used.
+    landmarks_ : ndarray of shape (m, n_features_in_)
+        The landmark rows ``u_1 .. u_m`` (dense).
+    eigenvalues_ : ndarray of shape (n_features_out_,)
+        The kept eigenvalues of ``W``, descending.
+    projection_ : ndarray of shape (m, n_features_out_)
+        ``V_r Sigma_r^{-1/2}``: ``psi(x) = [k(x, u_1), ..., k(x, u_m)] @ projection_``.
+        (A learner that holds kernel coefficients ``alpha`` on the landmarks, like
+        NOAM, gets the equivalent weights as ``eigenvalues_ * (projection_.T @ alpha)``.)
+    n_features_in_ : int
+    n_features_out_ : int
+        Number of kept eigenpairs ``r``."""
+
+_NYSTROEM_PARAMETERS = """bandwidth : float or "auto", default="auto"
+        ``s`` in the kernel ``exp(-||x - y||^2 / s)``. ``"auto"`` is the
+        dissertation's heuristic: the mean squared distance of the first
+        ``min(n, 80000)`` training rows to their mean. For the Gaussian of width
+        ``sigma``, ``exp(-||x - y||^2 / (2 sigma^2))``, pass ``2 * sigma**2``."""
+
+_NYSTROEM_COMMON = """rank_tol : float, default=1e-10
+        Eigenpairs with ``sigma_i <= rank_tol * sigma_1`` are dropped (their
+        ``sigma_i^{-1/2}`` would amplify rounding errors).
+    random_state : None, int, numpy Generator or RandomState
+        Seed of the landmark choice.
+    block_size : int, default=4096
+        Rows per block in ``fit`` and ``transform``; their scratch memory is about
+        ``block_size * m * 8`` bytes (52 MB for 1600 landmarks).
+    max_bytes : int, default=2**31
+        Refuse to fit when the dense ``m x n_features`` landmark matrix would exceed
+        this many bytes (high-dimensional sparse data). ``fit`` and ``transform``
+        hold two or three matrices of that size (landmarks, their transpose, the
+        k-means sums)."""
+
+
+def _distinct_rows(rng, n, m):
+    """``m`` distinct row numbers out of ``n``, drawn uniformly, in increasing order."""
+    return np.sort(rng.choice(n, size=m, replace=False))
+
+
+class Nystroem(_NystroemMap):
+    __doc__ = f"""Plain Nystrom map of a Gaussian kernel (uniform or given landmarks).
+
+    The Nystrom method as used by Ding, Liu, Zhao & Hoi, "Large Scale Kernel Methods
+    for Online AUC Maximization", ICDM 2017 (NOAM, Alg. 5, eq. 4): ``W`` is the
+    kernel matrix of ``Q`` landmark rows, ``[V, D_k] = eigs(W, k)`` with
+    ``k = 0.4 Q``, and ``z(x) = D_k^{{-1/2}} V^T [k(x_1, x), ..., k(x_Q, x)]``
+    (Williams & Seeger, "Using the Nystrom Method to Speed Up Kernel Machines",
+    NIPS 2001). ``fit`` samples the ``Q = n_components`` landmarks uniformly
+    without replacement from the training rows (all rows when there are fewer);
+    NOAM itself uses the first ``Q`` support vectors of a kernel online run, which a
+    learner passes to :meth:`from_landmarks`.
+
+    Parameters
+    ----------
+    n_components : int, default=200
+        Number of landmarks ``Q`` (Ding et al. vary it from 100 to 200).
+    {_NYSTROEM_PARAMETERS}
+    n_eigen : int, float in (0, 1] or None, default=0.4
+        Eigenpairs kept: a fraction of the landmarks (``0.4``: the ``k = 0.4 Q`` of
+        Ding et al.), a count, or None for all above ``rank_tol``.
+    {_NYSTROEM_COMMON}
+
+    {_NYSTROEM_ATTRIBUTES}
+    """
+
+    def __init__(self, n_components=200, bandwidth="auto", n_eigen=0.4, rank_tol=1e-10,
+                 random_state=None, block_size=_DEFAULT_BLOCK,
+                 max_bytes=_DEFAULT_MAX_BYTES):
+        self.n_components = n_components
+        self.bandwidth = bandwidth
+        self.n_eigen = n_eigen
+        self.rank_tol = rank_tol
+        self.random_state = random_state
+        self.block_size = block_size
+        self.max_bytes = max_bytes
+
+    def _landmarks(self, X, m):
+        """``m`` distinct rows drawn uniformly (all rows when ``m = n``)."""
+        if m < X.shape[0]:
+            X = X[_distinct_rows(check_random_state(self.random_state), X.shape[0], m)]
+        return _dense_copy(X), {}
+
+    @classmethod
+    def from_landmarks(cls, X_landmarks, *, bandwidth="auto", n_eigen=0.4, rank_tol=1e-10,
+                       block_size=_DEFAULT_BLOCK, max_bytes=_DEFAULT_MAX_BYTES):
+        """A fitted map whose landmarks are exactly the rows of ``X_landmarks``.
+
+        For learners that collect their landmarks themselves (NOAM: the first ``Q``
+        support vectors of a kernel online run).
+
+        Parameters
+        ----------
+        X_landmarks : array-like or sparse matrix of shape (Q, n_features)
+        bandwidth : float or "auto", default="auto"
+            ``s`` of ``exp(-||x - y||^2 / s)``; ``"auto"``: the mean squared distance
+            of the landmark rows to their mean. NOAM's Gaussian of width ``sigma``
+            is ``bandwidth=2 * sigma**2``.
+        n_eigen : int, float in (0, 1] or None, default=0.4
+            As in the class (``0.4``: ``k = 0.4 Q``).
+        rank_tol, block_size, max_bytes
+            As in the class.
+
+        Returns
+        -------
+        Nystroem
+            Fitted, with ``n_components = Q``; calling ``fit`` on it again samples
+            new landmarks from the data it is given.
+        """
+        X = check_X(X_landmarks, name="X_landmarks")
+        est = cls(n_components=X.shape[0], bandwidth=bandwidth, n_eigen=n_eigen,
+                  rank_tol=rank_tol, block_size=block_size, max_bytes=max_bytes)
+        est._check_params()
+        _check_dense_size("the landmark matrix", X.shape[0], X.shape[1], max_bytes)
+        state = est._embedding(_dense_copy(X), est._bandwidth(X))
+        state["n_features_in_"] = X.shape[1]
+        est.__dict__.update(state)
+        return est
+
+
+class KMeansNystroem(_NystroemMap):
+    __doc__ = f"""k-means Nystrom map of a Gaussian kernel.
+
+    The embedding of M. Khalid Alnnfai, "Scalable Large Margin Pairwise Learning
+    Algorithms", PhD dissertation, Colorado State University, 2019 (Sec. 2.3,
+    Alg. 2; used by NBAM, NASAM and NPSAM), after Zhang, Tsang & Kwok, "Improved
+    Nystrom Low-Rank Approximation and Error Analysis", ICML 2008: the landmarks are
+    ``m`` k-means centroids of the training rows, ``W = k(U, U) = V Sigma V^T`` and
+    ``psi(x) = Sigma_r^{{-1/2}} V_r^T [k(x, u_1), ..., k(x, u_m)]``.
+
+    k-means (the dissertation gives no initialisation or iteration count): ``m``
+    distinct random rows as initial centres, then Lloyd iterations (assign each
+    row to its nearest centre, move each centre to the mean of its rows) until no
+    assignment changes or ``max_iter`` updates; a centre that loses all its rows is
+    re-seeded with a random row. With ``n <= m`` rows, all rows are the landmarks.
+    Centres are dense ``m x n_features`` even for sparse input; distances are
+    computed block-wise by matrix products. ``fit`` costs
+    ``O(nnz(X) m max_iter + m^3)``; to save time on large data, fit on a random
+    subset and transform everything.
+
+    Parameters
+    ----------
+    n_components : int, default=1600
+        Number of landmarks ``m``: 1600 in the dissertation, except cifar10 (3000),
+        epsilon (2800) and susy (400).
+    {_NYSTROEM_PARAMETERS}
+        The dissertation does not say whether ``s`` stands for ``sigma^2`` or
+        ``2 sigma^2``; ``exp(-d^2 / s)`` is the convention of the code of Zhang et
+        al. that it builds on.
+    max_iter : int, default=10
+        Most Lloyd updates (0 keeps the random initial rows).
+    n_eigen : int, float in (0, 1] or None, default=None
+        Eigenpairs kept: None for all above ``rank_tol`` (the dissertation's
+        ``r = m``), a count, or a fraction of the landmarks.
+    {_NYSTROEM_COMMON}
+
+    {_NYSTROEM_ATTRIBUTES}
+    n_iter_ : int
+        Lloyd updates made.
+    """
+
+    def __init__(self, n_components=1600, bandwidth="auto", max_iter=10, n_eigen=None,
+                 rank_tol=1e-10, random_state=None, block_size=_DEFAULT_BLOCK,
+                 max_bytes=_DEFAULT_MAX_BYTES):
+        self.n_components = n_components
+        self.bandwidth = bandwidth
+        self.max_iter = max_iter
+        self.n_eigen = n_eigen
+        self.rank_tol = rank_tol
+        self.random_state = random_state
+        self.block_size = block_size
+        self.max_bytes = max_bytes
+
+    def _check_params(self):
+        super()._check_params()
+        check_count("max_iter", self.max_iter, minimum=0)
+
+    def _landmarks(self, X, m):
+        """k-means centres (all rows when ``m = n``) and ``n_iter_``."""
+        n = X.shape[0]
+        if m == n:
+            return _dense_copy(X), {"n_iter_": 0}
+        rng = check_random_state(self.random_state)
+        centres = _dense_copy(X[_distinct_rows(rng, n, m)])
+        labels = None
+        n_iter = 0
+        while n_iter < self.max_iter:
+            new = self._assign(X, centres)
+            if labels is not None and np.array_equal(new, labels):
+                break
+            labels = new
+            counts = np.bincount(labels, minlength=m)
+            # one-hot (m x n) matrix, rows in increasing order within each centre, so
+            # the sums run over rows in order for dense and CSR X alike
+            members = sp.csr_matrix(
+                (np.ones(n), np.argsort(labels, kind="stable"),
+                 np.concatenate(([0], np.cumsum(counts)))), shape=(m, n))
+            sums = members @ X
+            centres = sums.toarray() if sp.issparse(sums) else sums
+            centres /= np.maximum(counts, 1)[:, None]
+            empty = np.flatnonzero(counts == 0)
+            if empty.size:
+                centres[empty] = _dense_copy(X[rng.choice(n, size=empty.size,
+                                                          replace=False)])
+            n_iter += 1
+        return centres, {"n_iter_": n_iter}
+
+    def _assign(self, X, centres):
+        """Nearest centre of every row: argmin of ``||c||^2 - 2 x.c``."""
+        T, csq = self._columns(centres)
+        labels = np.empty(X.shape[0], dtype=np.intp)
+        for lo in range(0, X.shape[0], self.block_size):
+            out = labels[lo:lo + self.block_size]
+            for sel, rows in _routed(X[lo:lo + self.block_size]):
+                score = rows @ T
+                score *= -2.0
+                score += csq
+                out[sel] = np.argmin(score, axis=1)
+        return labels
