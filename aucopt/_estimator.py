@@ -38,6 +38,15 @@ class Estimator:
             setattr(self, key, value)
         return self
 
+    def _fitted_names(self):
+        """Names of the fitted attributes (ending in ``_``)."""
+        return [k for k in vars(self) if k.endswith("_") and not k.startswith("__")]
+
+    def _clear_fitted(self):
+        """Forget every fitted attribute (before a refit)."""
+        for name in self._fitted_names():
+            delattr(self, name)
+
     def __repr__(self):
         defaults = {p.name: p.default for p in
                     inspect.signature(type(self).__init__).parameters.values()}

@@ -378,12 +378,8 @@ class BaseLearner(Estimator):
     def _check_state(self):
         """Relations between loaded state values that field checks cannot see."""
 
-    def _fitted_names(self):
-        return [k for k in vars(self) if k.endswith("_") and not k.startswith("__")]
-
     def _clear_fitted(self):
-        for name in self._fitted_names():
-            delattr(self, name)
+        super()._clear_fitted()
         self._invalidate()
 
     def _invalidate(self):

@@ -39,9 +39,8 @@ import scipy.linalg
 import scipy.sparse as sp
 
 from aucopt._estimator import Estimator
-from aucopt.base import BaseLearner, check_random_state, check_X
 from aucopt.exceptions import not_fitted_error
-from aucopt.learners._params import check_count, check_positive
+from aucopt.validation import check_count, check_positive, check_random_state, check_X
 
 __all__ = ["RandomFourierFeatures", "Nystroem", "KMeansNystroem"]
 
@@ -212,10 +211,6 @@ class _FeatureMap(Estimator):
     ``_map(rows, prepared, out)`` (writes the features of the rows of one route
     into ``out``).
     """
-
-    # the learners' bookkeeping of fitted attributes (names ending in "_")
-    _fitted_names = BaseLearner._fitted_names
-    _clear_fitted = BaseLearner._clear_fitted
 
     def __sklearn_tags__(self):
         # only scikit-learn calls this, so it is installed when we get here
