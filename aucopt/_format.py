@@ -19,6 +19,8 @@ from zlib import error as zlib_error
 
 import numpy as np
 
+from aucopt._state import shape_matches
+
 __all__ = ["FORMAT_NAME", "FORMAT_VERSION", "MalformedModel", "write_model", "ModelReader",
            "to_json", "from_json"]
 
@@ -233,7 +235,7 @@ class ModelReader:
                 raise MalformedModel(f"array {name!r} has dtype {hdtype}, expected {dtype}")
             if hdtype.kind == "U" and (dtype is not None or hdtype.itemsize > 4096):
                 raise MalformedModel(f"array {name!r}: strings only for short labels")
-            if shape is not None and tuple(hshape) != shape:
+            if shape is not None and not shape_matches(tuple(hshape), shape):
                 raise MalformedModel(f"array {name!r} has shape {tuple(hshape)}, expected "
                                      f"{shape}")
             if fortran and len(hshape) > 1:

@@ -13,7 +13,8 @@ import numbers
 
 import numpy as np
 
-__all__ = ["Array", "Scalar", "Labels", "Generator", "state_spec", "StateError"]
+__all__ = ["Array", "Scalar", "Labels", "Generator", "state_spec", "shape_matches",
+           "StateError"]
 
 
 class StateError(ValueError):
@@ -37,7 +38,8 @@ class Array(Field):
     dtype : str
         ``"f8"`` (float64) or ``"i8"`` (int64).
     shape : tuple of int or str
-        Sizes; a string names a dimension resolved by the learner.
+        Sizes; a string names a dimension resolved by the learner, ``"*"`` is any
+        size (the learner's ``_check_state`` then checks how it relates to the rest).
     finite : bool, default=True
         Float arrays must hold finite values.
     low, high : number or None
@@ -55,9 +57,10 @@ class Array(Field):
         self.high = high
 
     def resolve(self, dims):
-        """The concrete shape for the dimensions ``dims``."""
+        """The concrete shape for the dimensions ``dims`` (``None`` for ``"*"``)."""
         try:
-            return tuple(int(dims[s]) if isinstance(s, str) else int(s) for s in self.shape)
+            return tuple(None if s == "*" else int(dims[s]) if isinstance(s, str) else int(s)
+                         for s in self.shape)
         except KeyError as exc:
             raise StateError(f"unknown dimension {exc.args[0]!r}") from None
 
@@ -67,7 +70,7 @@ class Array(Field):
         if value.dtype.kind != self.dtype.kind or value.dtype.itemsize != self.dtype.itemsize:
             raise StateError(f"{name} has dtype {value.dtype}, expected {self.dtype}")
         expected = self.resolve(dims)
-        if value.shape != expected:
+        if not shape_matches(value.shape, expected):
             raise StateError(f"{name} has shape {value.shape}, expected {expected}")
         if value.size:
             if self.finite and value.dtype.kind == "f" and not np.isfinite(value).all():
@@ -156,6 +159,12 @@ class Generator(Field):
         if not isinstance(value, np.random.Generator):
             raise StateError(f"{name} is {type(value).__name__}, expected a Generator")
         return value
+
+
+def shape_matches(shape, expected):
+    """Whether ``shape`` fits ``expected`` (``None`` entries match any size)."""
+    return len(shape) == len(expected) and all(e is None or s == e
+                                               for s, e in zip(shape, expected))
 
 
 def state_spec(cls):

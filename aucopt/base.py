@@ -192,8 +192,7 @@ class BaseLearner(Estimator):
             self._clear_fitted()
             self.classes_ = classes
             self.n_features_in_ = X.shape[1]
-            rows = row_source(X)
-            rows.check_finite_norms()
+            rows = self._input_rows(X, fit_map=True)
             if type(self)._fit is BaseLearner._fit:
                 self._train(rows, y_pm)
             else:
@@ -203,6 +202,14 @@ class BaseLearner(Estimator):
                 self._diverged("non-finite weights")
             self._finish(rows, y_pm)
         return self
+
+    def _input_rows(self, X, fit_map, norms=True):
+        """The rows the learner works on for a validated ``X``: ``X`` itself, or (a
+        learner on a feature map) its image, the map fitted first if ``fit_map``."""
+        rows = row_source(X, norms)
+        if norms:
+            rows.check_finite_norms()
+        return rows
 
     def _fit(self, X, y):
         """Train on validated ``X`` and labels in {-1, +1}, setting ``coef_``.
@@ -353,7 +360,8 @@ class BaseLearner(Estimator):
         """
         self._check_fitted()
         X = check_X(X, n_features=self.n_features_in_, estimator=type(self).__name__)
-        return self._raw_scores(row_source(X, norms=False)) + self.intercept_
+        return self._raw_scores(self._input_rows(X, fit_map=False, norms=False)) \
+            + self.intercept_
 
     def predict(self, X):
         """Class labels: ``classes_[1]`` where ``decision_function(X) > 0``."""
@@ -482,9 +490,9 @@ class OnlineMixin:
             if first:
                 self.classes_ = known
                 self.n_features_in_ = X.shape[1]
-                self._init_state(X.shape[1])
-            rows = row_source(X)
-            rows.check_finite_norms()
+            rows = self._input_rows(X, fit_map=first)
+            if first:
+                self._init_state(rows.n_features)
             self._prepare(rows, y_pm)
             self._run_pass(rows, y_pm)
             self._finish(rows, y_pm)

@@ -39,6 +39,7 @@ import scipy.linalg
 import scipy.sparse as sp
 
 from aucopt._estimator import Estimator
+from aucopt._state import Array, Scalar
 from aucopt.exceptions import not_fitted_error
 from aucopt.validation import check_count, check_positive, check_random_state, check_X
 
@@ -391,6 +392,25 @@ class RandomFourierFeatures(_FeatureMap):
         check_random_state(self.random_state)
         self._check_common()
 
+    _state = {
+        "n_features_in_": Scalar(int, low=1),
+        "n_features_out_": Scalar(int, low=1),
+        "sigma_": Scalar(float, low=0.0),
+        "frequencies_": Array("f8", ("d", "m")),
+        "offsets_": Array("f8", ("m",), optional=True),
+        "scale_": Scalar(float, low=0.0),
+    }
+
+    def _state_dims(self):
+        return {"d": self.n_features_in_, "m": self.n_components}
+
+    def _check_state(self):
+        cos_phase = self.variant == "cos_phase"
+        if cos_phase != ("offsets_" in self.__dict__):
+            raise ValueError("offsets_ must be present exactly for variant='cos_phase'")
+        if self.n_features_out_ != (1 if cos_phase else 2) * self.n_components:
+            raise ValueError("n_features_out_ does not match n_components and variant")
+
     def _fit(self, X):
         d, m = X.shape[1], self.n_components
         _check_dense_size("the frequency matrix", d, m, self.max_bytes)
@@ -465,6 +485,26 @@ class _NystroemMap(_FeatureMap):
         check_random_state(self.random_state)
         self._check_common()
 
+    _state = {
+        "n_features_in_": Scalar(int, low=1),
+        "n_features_out_": Scalar(int, low=1),
+        "bandwidth_": Scalar(float, low=0.0),
+        "landmarks_": Array("f8", ("*", "d")),
+        "eigenvalues_": Array("f8", ("r",), low=0.0),
+        "projection_": Array("f8", ("*", "r")),
+        "n_iter_": Scalar(int, low=0, optional=True),
+    }
+
+    def _state_dims(self):
+        return {"d": self.n_features_in_, "r": self.n_features_out_}
+
+    def _check_state(self):
+        m = self.landmarks_.shape[0]
+        if not 1 <= m <= self.n_components or self.projection_.shape[0] != m \
+                or self.n_features_out_ > m or self.bandwidth_ <= 0.0:
+            raise ValueError("landmarks_, projection_ and n_features_out_ do not fit "
+                             "together")
+
     def _fit(self, X):
         n, d = X.shape
         m = min(self.n_components, n)
@@ -499,7 +539,8 @@ class _NystroemMap(_FeatureMap):
         V = V * np.sign(V[np.argmax(np.abs(V), axis=0), np.arange(r)])
         return {"bandwidth_": bandwidth, "landmarks_": landmarks,
                 "eigenvalues_": np.ascontiguousarray(sigma),
-                "projection_": V / np.sqrt(sigma), "n_features_out_": r}
+                "projection_": np.ascontiguousarray(V / np.sqrt(sigma)),
+                "n_features_out_": r}
 
     @staticmethod
     def _columns(landmarks):

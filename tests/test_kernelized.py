@@ -1,0 +1,70 @@
+"""Kernelized compositions: each is exactly its feature map followed by its learner."""
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import aucopt
+from aucopt.features import KMeansNystroem, RandomFourierFeatures
+
+COMPOSITIONS = {
+    # name: (map class, map params, fixed map params, learner name, learner params)
+    "nbam": (KMeansNystroem, {"n_components": 40, "max_iter": 5}, {}, "bam", {"C": 2.0}),
+    "fbam": (RandomFourierFeatures, {"n_components": 60}, {"variant": "cos_phase"}, "bam",
+             {"C": 0.5}),
+    "nasam": (KMeansNystroem, {"n_components": 40}, {}, "asam",
+              {"lam": 1e-3, "n_epochs": 2}),
+    "fasam": (RandomFourierFeatures, {"n_components": 60}, {"variant": "cos_phase"},
+              "asam", {"lam": 1e-3, "n_epochs": 2}),
+    "npsam": (KMeansNystroem, {"n_components": 40}, {}, "psam",
+              {"lam": 1e-3, "n_epochs": 2}),
+}
+
+
+def _rings(seed=0, n=300):
+    """Two noisy concentric rings: no linear ranking separates them."""
+    rng = np.random.default_rng(seed)
+    radius = np.where(rng.random(n) < 0.3, 1.0, 2.0)
+    angle = rng.uniform(0, 2 * np.pi, n)
+    X = np.c_[radius * np.cos(angle), radius * np.sin(angle)] + 0.15 * rng.standard_normal(
+        (n, 2))
+    return X, (radius == 1.0).astype(int)
+
+
+@pytest.mark.parametrize("name", sorted(COMPOSITIONS))
+@pytest.mark.parametrize("sparse", [False, True])
+def test_composition_equals_map_then_learner_by_hand(name, sparse):
+    map_cls, map_params, fixed, inner, params = COMPOSITIONS[name]
+    X, y = _rings()
+    Xin = sp.csr_matrix(X) if sparse else X
+    model = aucopt.get(name, random_state=3, **map_params, **params).fit(Xin, y)
+    fmap = map_cls(random_state=3, **map_params, **fixed).fit(Xin)
+    Z = fmap.transform(Xin)
+    np.testing.assert_array_equal(model.feature_map_.transform(Xin), Z)
+    inner_params = {"random_state": 3} if "random_state" in \
+        aucopt.registry.get_class(inner)._get_param_names() else {}
+    by_hand = aucopt.get(inner, **inner_params, **params).fit(Z, y)
+    np.testing.assert_array_equal(model.coef_, by_hand.coef_)
+    np.testing.assert_array_equal(model.decision_function(Xin), by_hand.decision_function(Z))
+    assert model.n_features_in_ == 2 and model.coef_.shape == (Z.shape[1],)
+
+
+@pytest.mark.parametrize("name", sorted(COMPOSITIONS))
+def test_kernelized_learner_ranks_what_its_linear_learner_cannot(name):
+    _, map_params, _, inner, params = COMPOSITIONS[name]
+    X, y = _rings(1)
+    X_te, y_te = _rings(2)
+    linear = aucopt.get(inner, **params).fit(X, y).score(X_te, y_te)
+    kernel = aucopt.get(name, random_state=0, **map_params, **params).fit(X, y)
+    assert kernel.score(X_te, y_te) > 0.95 > linear + 0.2, (kernel.score(X_te, y_te), linear)
+
+
+def test_map_is_fixed_after_fit_and_refit_replaces_it():
+    X, y = _rings(3)
+    model = aucopt.get("fasam", n_components=30, random_state=0).fit(X, y)
+    first = model.feature_map_.frequencies_.copy()
+    model.partial_fit(X[::-1].copy(), y[::-1].copy())
+    np.testing.assert_array_equal(model.feature_map_.frequencies_, first)
+    model.set_params(random_state=1).fit(X, y)
+    assert not np.array_equal(model.feature_map_.frequencies_, first)
+    with pytest.raises(ValueError, match="n_components"):
+        aucopt.get("fbam", n_components=0).fit(X, y)
