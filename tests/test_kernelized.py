@@ -8,7 +8,7 @@ from aucopt.features import KMeansNystroem, RandomFourierFeatures
 
 COMPOSITIONS = {
     # name: (map class, map params, fixed map params, learner name, learner params)
-    "nbam": (KMeansNystroem, {"n_components": 40, "max_iter": 5}, {}, "bam", {"C": 2.0}),
+    "nbam": (KMeansNystroem, {"n_components": 40}, {}, "bam", {"C": 2.0}),
     "fbam": (RandomFourierFeatures, {"n_components": 60}, {"variant": "cos_phase"}, "bam",
              {"C": 0.5}),
     "nasam": (KMeansNystroem, {"n_components": 40}, {}, "asam",

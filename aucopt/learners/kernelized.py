@@ -36,7 +36,8 @@ class _Mapped:
     """Mixin: the learner (next in the MRO) learns on ``feature_map_`` of the rows.
 
     Subclasses set ``_map_class``, ``_map_params`` (their parameters that are the
-    map's, same names) and ``_map_fixed`` (map parameters the composition fixes).
+    map's: a name, or a pair (the learner's name, the map's name)) and ``_map_fixed``
+    (map parameters the composition fixes).
     """
 
     _map_class = None
@@ -69,7 +70,10 @@ class _Mapped:
         return attrs
 
     def _new_map(self):
-        params = {name: getattr(self, name) for name in self._map_params}
+        params = {}
+        for name in self._map_params:
+            mine, theirs = name if isinstance(name, tuple) else (name, name)
+            params[theirs] = getattr(self, mine)
         if "random_state" in self._get_param_names():
             params["random_state"] = self.random_state
         return self._map_class(**params, **self._map_fixed)
@@ -114,8 +118,8 @@ _NYSTROEM_PARAMS = """
     bandwidth : float or "auto", default="auto"
         ``s`` of the kernel ``exp(-||x - y||^2 / s)``; "auto" is the mean squared
         distance of the first 80,000 rows to their mean (the dissertation's rule).
-    max_iter : int, default=10
-        Lloyd iterations of the k-means landmarks."""
+    kmeans_iter : int, default=10
+        Most Lloyd iterations of the k-means landmarks."""
 
 _RFF_PARAMS = """
     n_components : int, default=1600
@@ -166,14 +170,14 @@ class NBAM(_Mapped, BAM):
     _family = "kernelized batch (Nystrom + Newton)"
     _limits = "dense or sparse in, n_components dense features; memory O(n D)"
     _map_class = KMeansNystroem
-    _map_params = ("n_components", "bandwidth", "max_iter")
+    _map_params = ("n_components", "bandwidth", ("kmeans_iter", "max_iter"))
 
-    def __init__(self, n_components=1600, bandwidth="auto", max_iter=10, C=1.0,
+    def __init__(self, n_components=1600, bandwidth="auto", kmeans_iter=10, C=1.0,
                  C_scaling="per_class", tol=1e-3, max_newton=50, max_cg=200, cg_tol=0.1,
                  line_search="exact", random_state=None, verbose=0, pos_label=None):
         self.n_components = n_components
         self.bandwidth = bandwidth
-        self.max_iter = max_iter
+        self.kmeans_iter = kmeans_iter
         self.C = C
         self.C_scaling = C_scaling
         self.tol = tol
@@ -229,14 +233,15 @@ class NASAM(_MappedSGD, ASAM):
 
     _aucopt_name = "nasam"
     _map_class = KMeansNystroem
-    _map_params = ("n_components", "bandwidth", "max_iter")
+    _map_params = ("n_components", "bandwidth", ("kmeans_iter", "max_iter"))
 
-    def __init__(self, n_components=1600, bandwidth="auto", max_iter=10, lam=1e-4, t0=None,
+    def __init__(self, n_components=1600, bandwidth="auto", kmeans_iter=10, lam=1e-4,
+                 t0=None,
                  rskip=16, askip=None, n_epochs=1, random_state=None, verbose=0,
                  pos_label=None):
         self.n_components = n_components
         self.bandwidth = bandwidth
-        self.max_iter = max_iter
+        self.kmeans_iter = kmeans_iter
         self.lam = lam
         self.t0 = t0
         self.rskip = rskip
@@ -276,14 +281,15 @@ class NPSAM(_MappedSGD, PSAM):
 
     _aucopt_name = "npsam"
     _map_class = KMeansNystroem
-    _map_params = ("n_components", "bandwidth", "max_iter")
+    _map_params = ("n_components", "bandwidth", ("kmeans_iter", "max_iter"))
 
-    def __init__(self, n_components=1600, bandwidth="auto", max_iter=10, lam=1e-4, t0=None,
+    def __init__(self, n_components=1600, bandwidth="auto", kmeans_iter=10, lam=1e-4,
+                 t0=None,
                  rskip=16, askip=None, n_epochs=1, random_state=None, verbose=0,
                  pos_label=None):
         self.n_components = n_components
         self.bandwidth = bandwidth
-        self.max_iter = max_iter
+        self.kmeans_iter = kmeans_iter
         self.lam = lam
         self.t0 = t0
         self.rskip = rskip
