@@ -236,8 +236,7 @@ class NASAM(_MappedSGD, ASAM):
     _map_params = ("n_components", "bandwidth", ("kmeans_iter", "max_iter"))
 
     def __init__(self, n_components=1600, bandwidth="auto", kmeans_iter=10, lam=1e-4,
-                 t0=None,
-                 rskip=16, askip=None, n_epochs=1, random_state=None, verbose=0,
+                 t0=None, rskip=16, askip=None, n_epochs=1, random_state=None, verbose=0,
                  pos_label=None):
         self.n_components = n_components
         self.bandwidth = bandwidth
@@ -284,8 +283,7 @@ class NPSAM(_MappedSGD, PSAM):
     _map_params = ("n_components", "bandwidth", ("kmeans_iter", "max_iter"))
 
     def __init__(self, n_components=1600, bandwidth="auto", kmeans_iter=10, lam=1e-4,
-                 t0=None,
-                 rskip=16, askip=None, n_epochs=1, random_state=None, verbose=0,
+                 t0=None, rskip=16, askip=None, n_epochs=1, random_state=None, verbose=0,
                  pos_label=None):
         self.n_components = n_components
         self.bandwidth = bandwidth
