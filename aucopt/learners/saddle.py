@@ -1,0 +1,494 @@
+"""Saddle-point learners of the square-loss AUC objective: SOLAM, SPAM, SPDAM.
+
+The pairwise square loss rewritten as the expectation of a pointwise function
+``F(w, a, b, alpha; z)`` (Ying, Wen & Lyu, Stochastic Online AUC Maximization,
+NeurIPS 2016), optimised online (SOLAM and its L2-regularised form regSOLAM), by
+stochastic proximal steps with the inner variables in closed form (SPAM: Natole,
+Ying & Lyu, Stochastic Proximal Algorithms for AUC Maximization, ICML 2018) or by
+a mini-batch primal-dual method on the batch problem (SPDAM: Natole, Ying & Lyu,
+Stochastic AUC Optimization Algorithms with Linear Convergence, Frontiers in
+Applied Mathematics and Statistics, 2019).
+
+* ``solam`` is a one-pass online learner: ``fit`` passes over the rows in the given
+  order and ``partial_fit`` continues the same stream (the positive rate is
+  estimated online, as the paper does);
+* ``spam`` draws its rows in a random order per pass, with the class means and the
+  positive rate of the training data (assumed known "or estimated" by the paper);
+  ``partial_fit`` accumulates them over the chunks;
+* ``spdam`` is a batch method ("cannot process streaming data"): no ``partial_fit``.
+
+The loops are in :mod:`aucopt._kernels._saddle`.
+"""
+# ALGORITHMS.md sections 5.1-5.5
+import math
+
+import numpy as np
+
+from aucopt._kernels._saddle import (DualStep, SolamState, SpamSchedule, max_centred_norm,
+                                     solam_steps, spam_l2_steps, spam_net_steps,
+                                     spdam_dual)
+from aucopt._kernels._square import ClassSums
+from aucopt._kernels._weights import Weights, dense_scores
+from aucopt._state import Array, Generator, Scalar
+from aucopt.base import BaseLearner
+from aucopt.learners._common import settle, weights_state
+from aucopt.learners.square import _Streaming, class_sum_state, open_class_sums, tail_doc
+from aucopt.validation import (check_choice, check_count, check_fraction, check_positive,
+                               check_random_state, row_source)
+
+__all__ = ["SOLAM", "SPAM", "SPDAM"]
+
+
+_AVERAGED = """
+        The averaged ``w``."""
+
+
+def _means(counts, sums):
+    """Class means (zero for a class not seen yet)."""
+    return sums / np.maximum(counts, 1.0)[:, None]
+
+
+# --------------------------------------------------------------------------- SOLAM
+
+
+class SOLAM(_Streaming):
+    __doc__ = f"""SOLAM / regSOLAM: stochastic online AUC maximisation as a saddle-point problem.
+
+    Ying, Wen & Lyu, Stochastic Online AUC Maximization, NeurIPS 2016; with
+    ``lam > 0`` its L2-regularised form regSOLAM. With ``p_hat`` the
+    running positive rate and ``F`` the saddle function of Ying et al.
+    (+ ``lam/2 ||w||^2``)::
+
+        gamma_t = eta / sqrt(t)
+        (w, a, b) <- P_Omega1((w, a, b) - gamma_t d_{{w,a,b}} F)
+        alpha     <- P_Omega2(alpha + gamma_t d_alpha F)            (ascent)
+        Omega1 = {{||w|| <= R, |a|, |b| <= R kappa}}, Omega2 = {{|alpha| <= 2 R kappa}}
+
+    and the output is the gamma-weighted average of the pre-update iterates. O(nnz)
+    per step: ``w`` is a scaled vector with a maintained norm (O(1) projection) and
+    an exact lazy weighted average.
+
+    Parameters
+    ----------
+    eta : float, default=10.0
+        Step scale (zeta); Khalid (Scalable Large Margin Pairwise Learning
+        Algorithms, PhD dissertation, 2019) tunes it on {{1:9:100}}.
+    lam : float, default=0.0
+        L2 strength; 0 is SOLAM, > 0 regSOLAM (tuned on 10^[-5:5]).
+    R : float or None, default=None
+        Radius of the ``w`` ball. None: ``sqrt(2/lam)`` for regSOLAM (the optimum
+        lies in that ball), 10 for SOLAM (Khalid 2019 tunes 10^[-1:5]).
+    kappa : float or None, default=None
+        ``sup ||x||`` for the bounds of ``a``, ``b``, ``alpha``. None: the largest
+        row norm seen (the whole training set in ``fit``; the chunks so far in
+        ``partial_fit``, so chunked streaming equals ``fit`` when ``kappa`` is
+        given or the first chunk holds the largest row).
+    n_epochs : int, default=1
+        Passes over the rows in ``fit`` (Ying et al.: one pass; Khalid 2019: 15).{tail_doc(
+        coef=_AVERAGED)}
+    a_, b_, alpha_ : float
+        Averaged auxiliary variables.
+    a_last_, b_last_, alpha_last_ : float
+        The current iterates of the auxiliary variables.
+    kappa_ : float
+    t_ : int
+        Steps taken.
+    n_pos_ : int
+        Positive rows seen.
+    weights_ : ndarray of shape (n_features, 2)
+        The weight primitive's state: the current ``w = weights_scale_ *
+        weights_[:, 0]`` and the lazy average's accumulator.
+    """
+
+    _aucopt_name = "solam"
+    _columns = 2
+    _averaged = True
+    _state = {
+        **weights_state(2, averaging=True),
+        "n_pos_": Scalar(int, low=0),
+        "a_": Scalar(float), "b_": Scalar(float), "alpha_": Scalar(float),
+        "a_last_": Scalar(float), "b_last_": Scalar(float), "alpha_last_": Scalar(float),
+        "kappa_": Scalar(float, low=0.0),
+    }
+
+    def __init__(self, eta=10.0, lam=0.0, R=None, kappa=None, n_epochs=1,
+                 verbose=0, pos_label=None):
+        self.eta = eta
+        self.lam = lam
+        self.R = R
+        self.kappa = kappa
+        self.n_epochs = n_epochs
+        self.verbose = verbose
+        self.pos_label = pos_label
+
+    def _check_params(self):
+        super()._check_params()
+        check_positive("lam", self.lam, allow_zero=True)
+        if self.R is not None:
+            check_positive("R", self.R)
+        if self.kappa is not None:
+            check_positive("kappa", self.kappa)
+        check_count("n_epochs", self.n_epochs)
+
+    def _check_state(self):
+        super()._check_state()
+        if self.n_pos_ > self.t_:
+            raise ValueError(f"n_pos_ = {self.n_pos_} exceeds t_ = {self.t_}")
+
+    def _radius(self):
+        if self.R is not None:
+            return float(self.R)
+        return math.sqrt(2.0 / self.lam) if self.lam > 0 else 10.0
+
+    def _init_state(self, n_features):
+        self._init_weights(n_features)
+        self.intercept_ = 0.0
+        self.t_ = self.n_pos_ = 0
+        self.a_ = self.b_ = self.alpha_ = 0.0
+        self.a_last_ = self.b_last_ = self.alpha_last_ = 0.0
+        self.kappa_ = 0.0 if self.kappa is None else float(self.kappa)
+
+    def _prepare(self, rows, y):
+        if self.kappa is None:
+            self.kappa_ = max(self.kappa_, math.sqrt(rows.max_sqnorm()))
+
+    def _pass(self, rows, y, index):
+        w = self._open_weights()
+        st = SolamState(self.t_, self.n_pos_, self.a_last_, self.b_last_, self.alpha_last_,
+                        self.a_, self.b_, self.alpha_)
+        solam_steps(rows, y, w, st, float(self.eta), float(self.lam), self._radius(),
+                    self.kappa_)
+        self._store_weights(w)
+        self.t_, self.n_pos_ = int(st.t), int(st.n_pos)
+        self.a_last_, self.b_last_, self.alpha_last_ = st.a, st.b, st.alpha
+        self.a_, self.b_, self.alpha_ = st.a_avg, st.b_avg, st.alpha_avg
+
+
+# --------------------------------------------------------------------------- SPAM
+
+
+class SPAM(_Streaming):
+    __doc__ = f"""SPAM: stochastic proximal AUC maximisation (SPAM-L2 / SPAM-NET).
+
+    Natole, Ying & Lyu, Stochastic Proximal Algorithms for AUC Maximization, ICML
+    2018. Minimises ``E[F(w, a(w), b(w), alpha(w); z)] + Omega(w)`` with the inner
+    variables in closed form: ``a = w.m+``, ``b = w.m-``, ``alpha = b - a`` (``m+-``
+    class means, ``p`` positive rate). Per step, on a row drawn in random order::
+
+        w_hat = w - eta_t d_w F(w, a, b, alpha; z_t)            (a sparse axpy)
+        penalty="l2":         w = w_hat / (1 + eta_t lam)               O(nnz)
+        penalty="elasticnet": w = soft(w_hat, eta_t lam1) / (1 + eta_t lam)   O(d)
+
+    ``a`` and ``b`` are kept up to date in O(nnz) per step (state ``a_``, ``b_``).
+    The paper's experiments do not state the step size: ``eta_t = eta / (lam (t +
+    t0))`` (the ``1/(C t)`` of its convergence theorem with ``C ~ lam``) or, with
+    ``schedule="invsqrt"``, ``eta / sqrt(t + t0)``. The class statistics come from
+    the training data; ``partial_fit`` accumulates them over the chunks seen. The
+    elastic-net prox (whose printed argmin equals ``soft(w_hat, eta lam1)/(1 + eta
+    lam)``) stays O(d) per step because ``a`` and ``b`` need all of ``w``. The paper
+    does not report SPAM-NET's L2 weight; ``lam`` is used for it.
+
+    Parameters
+    ----------
+    penalty : {{"l2", "elasticnet"}}, default="l2"
+    lam : float, default=1e-2
+        L2 strength (beta); tuned on 10^[-5:5].
+    lam1 : float, default=1e-4
+        L1 strength (beta1) of the elastic net; ignored for ``penalty="l2"``.
+    eta : float, default=1.0
+        Step-size scale.
+    t0 : float or None, default=None
+        Step offset. None: ``max(1, 2 kappa^2 / lam)`` for ``"inv"`` (so the first
+        step is about ``1/(2 kappa^2)``, ``kappa`` the largest row norm of the first
+        data seen; the square loss diverges under larger steps, SVMSGD2-style
+        offset) and 1 for ``"invsqrt"``; ``t0=1`` with ``"inv"`` is the theorem's
+        literal ``1/(lam (t + 1))``.
+    schedule : {{"inv", "invsqrt"}}, default="inv"
+    n_epochs : int, default=1
+        Passes in ``fit``, each over a fresh random permutation of the rows.
+    random_state : int, numpy Generator or None, default=None
+        Seed of the row order.{tail_doc()}
+    class_count_ : ndarray of shape (2,)
+    class_sum_ : ndarray of shape (2, n_features)
+        Class statistics behind ``p`` and ``m+-``.
+    a_, b_ : float
+        ``w.m+`` and ``w.m-`` of the current ``w``.
+    t0_ : float
+        Step offset in use.
+    t_ : int
+        Steps taken.
+    weights_ : ndarray of shape (n_features, 1)
+        The weight primitive's state (``coef_ = weights_scale_ * weights_[:, 0]``).
+    random_state_ : numpy Generator
+    """
+
+    _aucopt_name = "spam"
+    _state = {
+        **weights_state(1),
+        **class_sum_state(),
+        "a_": Scalar(float), "b_": Scalar(float),
+        "t0_": Scalar(float, low=0.0),
+        "random_state_": Generator(),
+    }
+
+    def __init__(self, penalty="l2", lam=1e-2, lam1=1e-4, eta=1.0, t0=None, schedule="inv",
+                 n_epochs=1, random_state=None, verbose=0, pos_label=None):
+        self.penalty = penalty
+        self.lam = lam
+        self.lam1 = lam1
+        self.eta = eta
+        self.t0 = t0
+        self.schedule = schedule
+        self.n_epochs = n_epochs
+        self.random_state = random_state
+        self.verbose = verbose
+        self.pos_label = pos_label
+
+    def _check_params(self):
+        check_choice("penalty", self.penalty, ("l2", "elasticnet"))
+        check_choice("schedule", self.schedule, ("inv", "invsqrt"))
+        super()._check_params()
+        check_positive("lam", self.lam, allow_zero=self.schedule == "invsqrt")
+        check_positive("lam1", self.lam1, allow_zero=True)
+        if self.t0 is not None:
+            check_positive("t0", self.t0, allow_zero=True)
+        check_count("n_epochs", self.n_epochs)
+
+    def _init_state(self, n_features):
+        self.random_state_ = check_random_state(self.random_state)  # as OPAUCr's
+        self._init_weights(n_features)
+        self.intercept_ = 0.0
+        self.class_count_ = np.zeros(2)
+        self.class_sum_ = np.zeros((2, n_features))
+        self.a_ = self.b_ = 0.0
+        self.t0_ = None  # from the first data seen (_prepare)
+        self.t_ = 0
+
+    def _prepare(self, rows, y):
+        """Add the rows to the class statistics (``a_``, ``b_`` follow the means)."""
+        if self.t0_ is None:
+            if self.t0 is not None:
+                self.t0_ = float(self.t0)
+            elif self.schedule == "invsqrt":
+                self.t0_ = 1.0
+            else:
+                kappa = math.sqrt(rows.max_sqnorm())
+                self.t0_ = max(1.0, 2.0 * kappa * kappa / float(self.lam))
+        old = self.class_count_.copy()
+        # w.x of the new rows, O(nnz): the new sums' products with w
+        scores = None if self._tx.fresh else self._weights().scores(rows)
+        open_class_sums(self).add_rows(rows, y)
+        if scores is not None:
+            new = self.class_count_
+            self.a_ = (self.a_ * max(old[1], 1.0) + scores[y > 0].sum()) / max(new[1], 1.0)
+            self.b_ = (self.b_ * max(old[0], 1.0) + scores[y < 0].sum()) / max(new[0], 1.0)
+
+    def _pass(self, rows, y, index):
+        counts = self.class_count_
+        p = counts[1] / max(counts.sum(), 1.0)
+        order = self.random_state_.permutation(rows.n_rows).astype(np.int64)
+        w = self._open_weights()
+        sched = SpamSchedule(float(self.eta), float(self.lam), float(self.lam1), self.t0_,
+                             self.schedule == "invsqrt", float(p), self.t_, self.a_, self.b_)
+        if self.penalty == "elasticnet" and self.lam1 > 0:
+            m = _means(counts, self.class_sum_)
+            coef = w.coef()
+            sched.a, sched.b = float(coef @ m[1]), float(coef @ m[0])
+            spam_net_steps(rows, y, order, w, sched, m[1], m[0])
+        else:
+            spam_l2_steps(rows, y, order, w, sched, ClassSums(counts, self.class_sum_))
+            settle(w, rows.n_rows)
+        self._store_weights(w)
+        self.t_, self.a_, self.b_ = int(sched.t), sched.a, sched.b
+
+
+# --------------------------------------------------------------------------- SPDAM
+
+
+class _Iterate:
+    """SPDAM's primal-dual iterate and the constants of the problem during a fit."""
+
+
+class SPDAM(BaseLearner):
+    __doc__ = f"""SPDAM: stochastic primal-dual AUC maximisation, mini-batch.
+
+    Natole, Ying & Lyu, Stochastic AUC Optimization Algorithms with Linear
+    Convergence, Frontiers in Applied Mathematics and Statistics, 2019. Batch
+    objective (with ``p = n+/n``, class means ``m+-``, ``bvec = m- - m+``),
+    minimised over ``a, b, alpha`` in closed form and written as a saddle problem
+    over the transformed rows ``xt_i = (x_i - m_y)/sqrt(p_y)`` (``p_+ = p``,
+    ``p_- = 1 - p``)::
+
+        min_w max_beta (1/n) sum_i (beta_i w.xt_i - beta_i^2/2) + g(w),
+        g(w) = 1/2 (bvec.w)^2 + bvec.w + lam/2 ||w||^2
+
+    i.e. ``P(w) = (1/2n) sum_i (w.xt_i)^2 + g(w)``. Each iteration draws a
+    mini-batch ``I`` without replacement, takes the closed-form dual step
+    ``beta_i <- (sigma wbar.xt_i + beta_i)/(sigma + 1)``, the primal step
+    ``w = argmin <ubar, w> + g(w) + ||w - w_old||^2/(2 tau)`` (Sherman-Morrison,
+    O(d)) and the extrapolation ``wbar = w + theta (w - w_old)``, with the paper's
+    ``sigma``, ``tau``, ``theta`` and ``kappa = max ||xt_i||`` of its linear
+    convergence theorem. The printed ``g`` appears once with and once without
+    ``lam``, and with the printed ``sqrt(2 p_y)`` it is not proportional to the
+    batch objective: ``scaling="consistent"`` uses ``sqrt(p_y)`` (``P`` is then
+    half the batch objective), ``scaling="printed"`` keeps ``sqrt(2 p_y)`` for
+    literal reproduction. The dual step and ``u`` use the transformed rows (the
+    printed algorithm uses ``x_i``). Rows stay sparse: the centring is applied
+    implicitly. Per iteration O(m_b nnz + d); memory O(n + d).
+
+    Parameters
+    ----------
+    lam : float, default=1e-3
+        Strong-convexity weight (lambda); tuned on 10^[-5:1].
+    batch_size : float or int, default=0.1
+        Mini-batch size ``m_b``: a fraction of n (float in (0, 1]) or a count (the
+        paper: 10%; ``m_b = 1`` fails there).
+    n_epochs : int, default=20
+        Passes of ``fit``, each ``ceil(n / m_b)`` iterations (the paper does not
+        state the number of iterations).
+    scaling : {{"consistent", "printed"}}, default="consistent"
+    random_state : int, numpy Generator or None, default=None
+        Seed of the mini-batch draws.{tail_doc(
+        verbose="Print one line per pass with the primal objective ``P(w)``.")}
+    n_iter_ : int
+        Iterations run.
+    sigma_, tau_, theta_, kappa_ : float
+        The parameters of the linear-convergence theorem as used.
+    """
+
+    _aucopt_name = "spdam"
+    _state = {
+        "coef_": Array("f8", ("d",)),
+        "n_iter_": Scalar(int, low=0),
+        "sigma_": Scalar(float, low=0.0),
+        "tau_": Scalar(float, low=0.0),
+        "theta_": Scalar(float, low=0.0, high=1.0),
+        "kappa_": Scalar(float, low=0.0),
+    }
+    _divergence_hint = "raise lam"
+
+    def __init__(self, lam=1e-3, batch_size=0.1, n_epochs=20, scaling="consistent",
+                 random_state=None, verbose=0, pos_label=None):
+        self.lam = lam
+        self.batch_size = batch_size
+        self.n_epochs = n_epochs
+        self.scaling = scaling
+        self.random_state = random_state
+        self.verbose = verbose
+        self.pos_label = pos_label
+
+    def _check_params(self):
+        check_positive("lam", self.lam)
+        if isinstance(self.batch_size, float):
+            check_fraction("batch_size", self.batch_size)
+        else:
+            check_count("batch_size", self.batch_size)
+        check_count("n_epochs", self.n_epochs)
+        check_choice("scaling", self.scaling, ("consistent", "printed"))
+        check_random_state(self.random_state)
+        check_count("verbose", self.verbose, minimum=0)
+
+    def _batch(self, n):
+        if isinstance(self.batch_size, float):
+            return max(1, int(round(self.batch_size * n)))
+        return min(int(self.batch_size), n)
+
+    def _inv(self, counts):
+        p = counts[1] / counts.sum()
+        k = 2.0 if self.scaling == "printed" else 1.0
+        return np.array([1.0 / math.sqrt(k * (1.0 - p)), 1.0 / math.sqrt(k * p)])
+
+    def problem(self, X, y):
+        """The quadratic ``P(w) = 1/2 w^T H w + bvec.w`` SPDAM minimises on (X, y in +-1).
+
+        Returns ``(H, bvec)`` as dense arrays (O(n d^2); for tests and small data).
+        """
+        X = np.asarray(X.toarray() if hasattr(X, "toarray") else X, dtype=float)
+        y = np.asarray(y, dtype=float)
+        counts, sums = np.zeros(2), np.zeros((2, X.shape[1]))
+        ClassSums(counts, sums).add_rows(row_source(np.ascontiguousarray(X)), y)
+        m = _means(counts, sums)
+        inv = self._inv(counts)
+        Xt = np.where((y > 0)[:, None], (X - m[1]) * inv[1], (X - m[0]) * inv[0])
+        bvec = m[0] - m[1]
+        H = Xt.T @ Xt / X.shape[0] + np.outer(bvec, bvec) + self.lam * np.eye(X.shape[1])
+        return H, bvec
+
+    def _init_state(self, n_features):
+        self.coef_ = np.zeros(n_features)
+        self.intercept_ = 0.0
+        self.n_iter_ = 0
+
+    def _prepare(self, rows, y):
+        """Class statistics, the theorem's constants and the zero iterate (once per fit)."""
+        n, d = rows.n_rows, rows.n_features
+        counts, sums = np.zeros(2), np.zeros((2, d))
+        ClassSums(counts, sums).add_rows(rows, y)
+        it = _Iterate()
+        it.m = _means(counts, sums)
+        inv = self._inv(counts)
+        it.bvec = it.m[0] - it.m[1]
+        lam = float(self.lam)
+        it.mb = mb = self._batch(n)
+        kappa = max_centred_norm(rows, y, it.m[1], it.m[0], inv[1], inv[0])
+        kappa2 = max(kappa * kappa, 1e-300)
+        sigma = ((n - mb) + math.sqrt((n - mb) ** 2 + 4.0 * n * kappa2 * mb / lam)) / (
+            8.0 * mb * kappa2)
+        tau = 1.0 / (4.0 * sigma * kappa2)
+        theta = 1.0 - lam / (lam + 2.0 * sigma * kappa2)
+        self.sigma_, self.tau_, self.theta_, self.kappa_ = sigma, tau, theta, kappa
+        it.k = lam + 1.0 / tau
+        it.bb = float(it.bvec @ it.bvec)
+        it.inv = inv
+        it.rng = check_random_state(self.random_state)
+        it.w = self.coef_
+        it.wbar = it.w.copy()
+        it.u = np.zeros(d)
+        it.dx = np.zeros(d)
+        it.dsum = np.zeros(2)
+        it.dual = DualStep(np.zeros(n), it.dx, it.dsum, sigma, inv[1], inv[0])
+        it.per_pass = max(1, -(-n // mb))
+        it.objective = None
+        self._iterate = it
+
+    def _pass(self, rows, y, index):
+        """``ceil(n / m_b)`` primal-dual iterations."""
+        it = self._iterate
+        n, m, bvec, w, wbar, u = rows.n_rows, it.m, it.bvec, it.w, it.wbar, it.u
+        for _ in range(it.per_pass):
+            batch = it.rng.choice(n, size=it.mb, replace=False).astype(np.int64)
+            it.dx[:] = 0.0
+            it.dsum[:] = 0.0
+            it.dual.wm_pos, it.dual.wm_neg = float(wbar @ m[1]), float(wbar @ m[0])
+            spdam_dual(rows, y, batch, Weights(wbar), it.dual)
+            du = (it.dx - m[1] * it.dsum[1] - m[0] * it.dsum[0]) / n
+            ubar = u + (n / it.mb) * du
+            u += du
+            r = w / self.tau_ - ubar - bvec
+            w_new = (r - bvec * ((bvec @ r) / (it.k + it.bb))) / it.k
+            wbar = w_new + self.theta_ * (w_new - w)
+            w = w_new
+        it.w, it.wbar = w, wbar
+        self.coef_ = w
+        self.n_iter_ += it.per_pass
+        if self.verbose:
+            it.objective = self._objective(rows, y)
+
+    def _objective(self, rows, y):
+        """The primal objective ``P(coef_)`` on the training rows."""
+        it, w = self._iterate, self.coef_
+        xw = dense_scores(rows, w)
+        xt = np.where(y > 0, (xw - w @ it.m[1]) * it.inv[1], (xw - w @ it.m[0]) * it.inv[0])
+        bw = float(it.bvec @ w)
+        return (float(xt @ xt) / (2 * rows.n_rows) + 0.5 * bw * bw + bw
+                + 0.5 * float(self.lam) * float(w @ w))
+
+    def _progress(self):
+        return f"objective {self._iterate.objective:.10g}, "
+
+    def _weight_norm(self):
+        return float(np.linalg.norm(self.coef_))
+
+    def _finish(self, rows, y):
+        self.__dict__.pop("_iterate", None)  # the working state of the fit
+        super()._finish(rows, y)

@@ -1,0 +1,542 @@
+"""Square-loss one-pass learners: OPAUC, OPAUCr, AdaOAM and online Uni-Exp.
+
+OPAUC and its low-rank sketch OPAUCr (Gao, Jin, Zhu & Zhou, One-Pass AUC
+Optimization, ICML 2013), AdaOAM (Ding, Zhao, Hoi & Ong, An Adaptive Gradient
+Method for Online AUC Maximization, AAAI 2015) and online Uni-Exp, the pointwise
+baseline of Gao et al.'s tables.
+
+All four are one-pass online learners: ``fit`` is one pass over the rows in the
+given order and ``partial_fit`` continues the same stream (class counts, means and
+covariances are estimated online, as the papers do). The loops are in
+:mod:`aucopt._kernels._square`; the ranking vector lives in the shared weight
+primitive (:class:`aucopt._kernels._weights.Weights`).
+"""
+# ALGORITHMS.md sections 4.1-4.4
+import math
+
+import numpy as np
+
+from aucopt._kernels._journal import Journal
+from aucopt._kernels._square import (AdaGradStep, ClassSums, Covariances, GradientStep,
+                                     Sketch, opauc_steps, opaucr_steps, sketch_coef,
+                                     sketch_scores, stored_entries, uniexp_steps)
+from aucopt._state import Array, Generator, Scalar
+from aucopt.base import BaseLearner, OnlineMixin
+from aucopt.learners._common import WeightsModel, weights_state
+from aucopt.validation import (check_count, check_positive, check_random_state,
+                               check_state_bytes)
+
+__all__ = ["OPAUC", "OPAUCr", "AdaOAM", "UniExp"]
+
+# A partial_fit on a fitted OPAUC / AdaOAM keeps its rank-1 covariance updates
+# pending (no copy of the d x d sums) while its rows hold at most this share of
+# the d^2 entries of one covariance sum; beyond, the sums are journaled in place.
+PENDING_SHARE = 0.2
+# Largest sketch rank of OPAUCr: a step costs O(tau^2), the state 32 tau^2 bytes.
+MAX_TAU = 4096
+# Rows of OPAUCr per Gaussian draw: bounds the draw's memory (the stream of draws,
+# hence the model, does not depend on it).
+DRAW_BLOCK = 4096
+
+
+class _Tracked:
+    """A :class:`Journal` of ``array`` that exists only once the transaction begins
+    tracking it (``Journal`` itself starts journaling when created)."""
+
+    def __init__(self, array, width):
+        self.array = array
+        self.width = width
+        self.journal = None
+
+    def begin(self):
+        self.journal = Journal(self.array, width=self.width)
+
+    def rollback(self):
+        self.journal.rollback()
+
+    def commit(self):
+        self.journal.commit()
+
+
+def journal(tx, array, width=None):
+    """An undo journal of ``array`` for the call ``tx`` (None in a fresh call)."""
+    return tx.track(_Tracked(array, width)).journal
+
+
+def open_class_sums(learner):
+    """The learner's ``class_count_`` / ``class_sum_`` for a call, journaled."""
+    learner._tx.backup(learner.class_count_)
+    return ClassSums(learner.class_count_, learner.class_sum_,
+                     journal(learner._tx, learner.class_sum_, width=1))
+
+
+def class_sum_state():
+    """Declared state of the per-class counts and sums."""
+    return {"class_count_": Array("f8", (2,), low=0.0),
+            "class_sum_": Array("f8", (2, "d"))}
+
+
+def check_max_state_bytes(learner):
+    """``max_state_bytes``: None or a positive number of bytes."""
+    if learner.max_state_bytes is not None:
+        check_count("max_state_bytes", learner.max_state_bytes)
+
+
+class _Streaming(WeightsModel, OnlineMixin, BaseLearner):
+    """Streaming learners: each pass runs over the rows in the order given (or drawn),
+    and ``partial_fit`` continues the stream with one pass over the chunk."""
+
+    _state = {"t_": Scalar(int, low=0)}
+    _divergence_hint = "lower eta"
+
+    def _check_params(self):
+        check_positive("eta", self.eta)
+        check_count("verbose", self.verbose, minimum=0)
+
+    def _progress(self):
+        return f"steps {self.t_}, "
+
+
+class _OnePass(_Streaming):
+    """One pass per call, every row counted in its class (``class_count_``)."""
+
+    def _check_state(self):
+        super()._check_state()
+        if self.class_count_.sum() != self.t_:
+            raise ValueError(f"class_count_ sums to {self.class_count_.sum()}, "
+                             f"not to t_ = {self.t_}")
+
+
+# --------------------------------------------------------------------------- OPAUC
+
+
+class _CovarianceLearner(_OnePass):
+    """OPAUC's statistics: per class count, sum and sum of outer products (O(d^2))."""
+
+    _state = {**class_sum_state(), "class_sxx_": Array("f8", (2, "d", "d"))}
+
+    def _check_params(self):
+        super()._check_params()
+        check_max_state_bytes(self)
+
+    def _init_state(self, n_features):
+        d = n_features
+        check_state_bytes(8 * (2 * d * d + (2 + self._columns) * d),
+                          f"{type(self).__name__}'s two {d} x {d} covariance sums",
+                          self.max_state_bytes,
+                          "use 'opaucr' (a low-rank sketch, O(d tau) memory) for "
+                          "high-dimensional data, or raise max_state_bytes")
+        self._init_weights(d)
+        self.intercept_ = 0.0
+        self.class_count_ = np.zeros(2)
+        self.class_sum_ = np.zeros((2, d))
+        self.class_sxx_ = np.zeros((2, d, d))
+        self.t_ = 0
+
+    def _covariances(self, rows):
+        """The statistics for this call: written in place in a fresh call; pending
+        (committed after the call) or journaled when a fitted model continues."""
+        stats = open_class_sums(self)
+        tx = self._tx
+        d = self.n_features_in_
+        if tx.fresh:
+            return Covariances(stats, self.class_sxx_)
+        if stored_entries(rows) <= PENDING_SHARE * d * d:
+            return Covariances(stats, self.class_sxx_, pending=True)
+        return Covariances(stats, self.class_sxx_, journal(tx, self.class_sxx_, width=d))
+
+    def _pass(self, rows, y, index):
+        w = self._open_weights()
+        cov = self._covariances(rows)
+        opauc_steps(rows, y, w, cov, self._step(), float(self.lam))
+        if cov.pending:
+            self._tx.defer(cov.commit)
+        self._store_weights(w)
+        self.t_ += rows.n_rows
+
+    def covariance(self, cls):
+        """The class covariance ``S`` of Gao et al. (2013), eq. 4, from the statistics.
+
+        ``cls`` is 0 (negative) or 1 (positive); ``S = sum x x^T / T - c c^T``.
+        """
+        T = max(self.class_count_[cls], 1.0)
+        c = self.class_sum_[cls] / T
+        upper = np.triu(self.class_sxx_[cls])
+        full = upper + upper.T - np.diag(np.diag(upper))
+        return full / T - np.outer(c, c)
+
+
+_MAX_STATE_DOC = """
+    max_state_bytes : int or None, default=None
+        Refuse (``ValueError``, before allocating) a model whose state would exceed
+        this many bytes; None means 4 GiB."""
+
+
+def tail_doc(coef="", verbose="Print one progress line per pass."):
+    """The ``verbose`` / ``pos_label`` parameters and the common attributes of a
+    learner docstring (``coef``: a note on ``coef_``)."""
+    return f"""
+    verbose : int, default=0
+        {verbose}
+    pos_label : label or None, default=None
+        Which label is positive; default the larger of the two.
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (n_features,){coef}
+    intercept_ : float
+        ``-threshold`` of the training OPTROC point (ranks do not depend on it).
+    classes_ : ndarray of shape (2,)
+        ``[negative label, positive label]``.
+    n_features_in_ : int"""
+
+
+class OPAUC(_CovarianceLearner):
+    __doc__ = f"""OPAUC: one-pass AUC optimisation with the pairwise square loss.
+
+    Gao, Jin, Zhu & Zhou, One-Pass AUC Optimization, ICML 2013 (Sec. 3, Alg. 1).
+    Each arriving ``(x_t, y_t)`` contributes the loss against every earlier row of
+    the opposite class::
+
+        L_t(w) = lam/2 ||w||^2 + sum_{{i<t, y_i != y_t}} (1 - y_t (x_t - x_i).w)^2 / (2 T_opp)
+
+    whose gradient (eqs. 3-5) needs only the opposite class's mean ``c`` and
+    covariance ``S``: ``g = lam w + S w + (k - y_t)(x_t - c)``, ``k = (x_t - c).w``.
+    The step is ``w <- w - eta g``; ``L_t = 0`` (no step) until both classes were
+    seen. The statistics are kept as per-class sums and sums of outer products, so
+    ``g`` is exact. Per step: O(nnz^2) for the rank-1 update, O(d^2) for ``S w``
+    (BLAS ``dsymv``); memory two d x d matrices (use ``opaucr`` beyond a few
+    thousand features).
+
+    ``partial_fit`` on a fitted model keeps the chunk's outer products pending
+    (its rows join ``S w`` exactly as terms ``(x_k.w) x_k``) and adds them to the
+    stored sums once the call has succeeded, so a small chunk never copies the
+    d x d state; the iterates then differ from one ``fit`` over the concatenated
+    stream by rounding only.
+
+    Parameters
+    ----------
+    eta : float, default=2**-4
+        Constant step size. Gao et al. tune it on 2^[-12:10] and report good
+        results over [2^-12, 2^-4] (Fig. 3) for data scaled to [-1, 1]; the
+        default is the top of that range (rows of norm about 1 tolerate it).
+    lam : float, default=1e-4
+        L2 strength; Gao et al. tune 2^[-10:2], Khalid (Scalable Large Margin Pairwise Learning
+        Algorithms, PhD dissertation, 2019) fixes 1e-4.{_MAX_STATE_DOC}{tail_doc(
+        verbose="Print one progress line per ``fit`` / ``partial_fit`` call.")}
+    weights_ : ndarray of shape (n_features, 1)
+        The weight primitive's state (``coef_ = weights_scale_ * weights_[:, 0]``).
+    class_count_ : ndarray of shape (2,)
+        Rows seen per class (index 0 negative, 1 positive).
+    class_sum_ : ndarray of shape (2, n_features)
+    class_sxx_ : ndarray of shape (2, n_features, n_features)
+        Sum of ``x x^T`` per class (upper triangle only).
+    t_ : int
+        Rows processed.
+    """
+
+    _aucopt_name = "opauc"
+    _state = weights_state(1)
+
+    def __init__(self, eta=2**-4, lam=1e-4, max_state_bytes=None, verbose=0, pos_label=None):
+        self.eta = eta
+        self.lam = lam
+        self.max_state_bytes = max_state_bytes
+        self.verbose = verbose
+        self.pos_label = pos_label
+
+    def _check_params(self):
+        super()._check_params()
+        check_positive("lam", self.lam, allow_zero=True)
+
+    def _step(self):
+        return GradientStep(float(self.eta))
+
+
+class AdaOAM(_CovarianceLearner):
+    __doc__ = f"""AdaOAM: OPAUC's gradient with an AdaGrad diagonal step and a projection.
+
+    Ding, Zhao, Hoi & Ong, An Adaptive Gradient Method for Online AUC Maximization,
+    AAAI 2015. With ``g_t`` OPAUC's exact gradient (:class:`OPAUC`)::
+
+        G <- G + g_t^2 ;  H = delta + sqrt(G)         (elementwise)
+        w <- w - eta g_t / H ;  w <- w * min(1, (1/sqrt(lam)) / ||w||)
+
+    The projection is Euclidean (a projection in the ``H``-metric has no closed
+    form for a ball), and only the running sum of squared
+    gradients is stored. Per step O(d^2) (covariance product), memory two d x d
+    matrices; a ``partial_fit`` on a fitted model keeps its covariance updates
+    pending as :class:`OPAUC` does.
+
+    Parameters
+    ----------
+    eta : float, default=0.1
+        Step size; Khalid (Scalable Large Margin Pairwise Learning Algorithms, PhD
+        dissertation, 2019) tunes it on 2^[-10:10] by 3-fold CV.
+    lam : float, default=1e-4
+        L2 strength of the loss and radius ``1/sqrt(lam)`` of the ball (Khalid's value).
+    delta : float, default=0.5
+        Smoothing of the AdaGrad denominator (Khalid 2019, Sec. 4.5.2).{_MAX_STATE_DOC}{tail_doc(
+        verbose="Print one progress line per ``fit`` / ``partial_fit`` call.")}
+    class_count_, class_sum_, class_sxx_, t_
+        As :class:`OPAUC`.
+    weights_ : ndarray of shape (n_features, 2)
+        Column 0 is ``w`` (times ``weights_scale_``), column 1 the running sum of
+        squared gradients ``G``.
+    """
+
+    _aucopt_name = "adaoam"
+    _columns = 2
+    _state = weights_state(2)
+
+    def __init__(self, eta=0.1, lam=1e-4, delta=0.5, max_state_bytes=None, verbose=0,
+                 pos_label=None):
+        self.eta = eta
+        self.lam = lam
+        self.delta = delta
+        self.max_state_bytes = max_state_bytes
+        self.verbose = verbose
+        self.pos_label = pos_label
+
+    def _check_params(self):
+        super()._check_params()
+        check_positive("lam", self.lam)
+        check_positive("delta", self.delta)
+
+    def _step(self):
+        return AdaGradStep(float(self.eta), float(self.delta), 1.0 / math.sqrt(self.lam))
+
+    def _check_state(self):
+        super()._check_state()
+        if self.weights_[:, 1].min() < 0.0:
+            raise ValueError("weights_[:, 1] (sums of squared gradients) holds negative values")
+
+
+# --------------------------------------------------------------------------- OPAUCr
+
+
+class OPAUCr(_OnePass):
+    __doc__ = f"""OPAUCr: OPAUC with randomised low-rank covariance sketches.
+
+    Gao, Jin, Zhu & Zhou, One-Pass AUC Optimization, ICML 2013 (Sec. 3, eqs. 6-11).
+    The identity in ``S = (1/T)(X - c 1^T) I (X - c 1^T)^T`` is replaced by ``R R^T``
+    with ``tau`` Gaussian columns, giving per class the sketch ``Z = sum_i x_i r_i^T``
+    (``r_i ~ N(0, I/tau)``, so that ``E[R R^T] = I``) and ``q = sum_i r_i``, and the
+    covariance estimate ``S_hat w = Zc (Zc^T w) / T`` with the centred sketch
+    ``Zc = Z - c q^T``; the step is OPAUC's with ``S_hat`` for ``S``. (The paper's
+    ``1/tau`` scaling and its centring ``c_hat c_hat^T`` are each off by a factor;
+    these are the consistent versions.)
+
+    Sparse-efficient form (same iterates up to rounding): the weight vector is kept
+    as ``w = u + Z_- a_- + Z_+ a_+ + b_- s_- + b_+ s_+`` (``s`` = class sums, ``u`` a
+    scaled sparse vector), which the OPAUC step preserves, together with the
+    tau x tau Gram matrices ``Z^T Z`` and the products ``Z^T u``, ``Z^T s``. A step
+    costs O(nnz tau + tau^2): the sketch update is O(nnz tau) and the gradient never
+    touches a dense d-vector or the d x tau sketch as a whole. ``coef_`` (O(d tau),
+    BLAS ``dgemv``) is formed only when read; scores are O(nnz tau) per row.
+
+    Parameters
+    ----------
+    tau : int, default=50
+        Sketch rank, at most {MAX_TAU} (Gao et al., Sec. 5.2; Khalid 2019, Sec. 4.5.2).
+    eta : float, default=2**-4
+        Constant step size; as OPAUC.
+    lam : float, default=1e-4
+        L2 strength; as OPAUC. ``eta * lam`` must be < 1.
+    random_state : int, numpy Generator or None, default=None
+        Seed of the Gaussian sketch draws (one tau-vector per row, in row order,
+        so the same seed gives the same model for dense and CSR input).{_MAX_STATE_DOC}{tail_doc(
+        verbose="Print one progress line per ``fit`` / ``partial_fit`` call.")}
+    t_ : int
+        Rows processed.
+    weights_ : ndarray of shape (n_features, 1)
+        ``u = weights_scale_ * weights_[:, 0]``, the sparse part of ``w``.
+    sketch_ : ndarray of shape (2, n_features, tau)
+        ``Z`` per class (index 0 negative, 1 positive).
+    sketch_q_ : ndarray of shape (2, tau)
+        ``q`` per class.
+    class_count_ : ndarray of shape (2,)
+    class_sum_ : ndarray of shape (2, n_features)
+        ``s`` per class.
+    sketch_coef_ : ndarray of shape (2, tau)
+        ``a`` per class.
+    sum_coef_ : ndarray of shape (2,)
+        ``b`` per class.
+    sketch_w_ : ndarray of shape (2, tau)
+        ``Z_c^T u``.
+    sum_w_ : ndarray of shape (2,)
+        ``s_c . u``.
+    sketch_sum_ : ndarray of shape (2, 2, tau)
+        ``Z_c^T s_e`` at ``[c, e]``.
+    sketch_gram_ : ndarray of shape (2, 2, tau, tau)
+        ``Z_c^T Z_e`` at ``[c, e]``.
+    sum_gram_ : ndarray of shape (2, 2)
+        ``s_c . s_e``.
+    random_state_ : numpy Generator
+    """
+
+    _aucopt_name = "opaucr"
+    _state = {
+        **weights_state(1),
+        **class_sum_state(),
+        "sketch_": Array("f8", (2, "d", "tau")),
+        "sketch_q_": Array("f8", (2, "tau")),
+        "sketch_coef_": Array("f8", (2, "tau")),
+        "sum_coef_": Array("f8", (2,)),
+        "sketch_w_": Array("f8", (2, "tau")),
+        "sum_w_": Array("f8", (2,)),
+        "sketch_sum_": Array("f8", (2, 2, "tau")),
+        "sketch_gram_": Array("f8", (2, 2, "tau", "tau")),
+        "sum_gram_": Array("f8", (2, 2)),
+        "random_state_": Generator(),
+    }
+    # the tau-sized state, backed up whole by a call (O(tau^2))
+    _small = ("sketch_q_", "sketch_coef_", "sum_coef_", "sketch_w_", "sum_w_",
+              "sketch_sum_", "sketch_gram_", "sum_gram_")
+
+    def __init__(self, tau=50, eta=2**-4, lam=1e-4, random_state=None, max_state_bytes=None,
+                 verbose=0, pos_label=None):
+        self.tau = tau
+        self.eta = eta
+        self.lam = lam
+        self.random_state = random_state
+        self.max_state_bytes = max_state_bytes
+        self.verbose = verbose
+        self.pos_label = pos_label
+
+    def _check_params(self):
+        super()._check_params()
+        check_count("tau", self.tau, maximum=MAX_TAU)
+        check_positive("lam", self.lam, allow_zero=True)
+        if self.eta * self.lam >= 1.0:
+            raise ValueError(f"eta * lam must be < 1 (the step shrinks w by 1 - eta lam), "
+                             f"got eta={self.eta!r}, lam={self.lam!r}")
+        check_max_state_bytes(self)
+
+    def _check_resumable(self):
+        tau = self.sketch_.shape[2]
+        if tau != self.tau:
+            raise ValueError(f"tau={self.tau} differs from the fitted sketch rank {tau}; "
+                             "refit to change it")
+
+    def _state_dims(self):
+        return {**super()._state_dims(), "tau": int(self.tau)}
+
+    def _init_state(self, n_features):
+        d, tau = n_features, int(self.tau)
+        # random_state is checked where it is used (not by every partial_fit: building
+        # a generator from a seed costs as much as a one-row step)
+        self.random_state_ = check_random_state(self.random_state)
+        check_state_bytes(8 * (2 * d * tau + 3 * d + 4 * tau * tau + 8 * tau + 8),
+                          f"OPAUCr's two {d} x {tau} sketches", self.max_state_bytes,
+                          "lower tau, or raise max_state_bytes")
+        self._init_weights(d)
+        self.intercept_ = 0.0
+        self.class_count_ = np.zeros(2)
+        self.class_sum_ = np.zeros((2, d))
+        self.sketch_ = np.zeros((2, d, tau))
+        self.sketch_q_ = np.zeros((2, tau))
+        self.sketch_coef_ = np.zeros((2, tau))
+        self.sum_coef_ = np.zeros(2)
+        self.sketch_w_ = np.zeros((2, tau))
+        self.sum_w_ = np.zeros(2)
+        self.sketch_sum_ = np.zeros((2, 2, tau))
+        self.sketch_gram_ = np.zeros((2, 2, tau, tau))
+        self.sum_gram_ = np.zeros((2, 2))
+        self.t_ = 0
+
+    def _sketch(self, stats, journal_sketch=None):
+        """The :class:`Sketch` over the learner's arrays."""
+        return Sketch(stats, sketch=self.sketch_, q=self.sketch_q_, coef=self.sketch_coef_,
+                      sum_coef=self.sum_coef_, sketch_w=self.sketch_w_, sum_w=self.sum_w_,
+                      sketch_sum=self.sketch_sum_, gram=self.sketch_gram_,
+                      sum_gram=self.sum_gram_, journal=journal_sketch)
+
+    def _view(self):
+        """The sketch for reading (scores, ``coef_``)."""
+        return self._sketch(ClassSums(self.class_count_, self.class_sum_))
+
+    def _pass(self, rows, y, index):
+        tx = self._tx
+        tau = int(self.tau)
+        for name in self._small:
+            tx.backup(self.__dict__[name])
+        w = self._open_weights()
+        sk = self._sketch(open_class_sums(self), journal(tx, self.sketch_, width=tau))
+        block = max(1, min(DRAW_BLOCK, (1 << 22) // tau))
+        scale = math.sqrt(tau)
+        for start in range(0, rows.n_rows, block):
+            stop = min(start + block, rows.n_rows)
+            rho = self.random_state_.standard_normal((stop - start, tau)) / scale
+            opaucr_steps(rows, y, start, stop, rho, w, sk, float(self.eta), float(self.lam))
+        self._store_weights(w)
+        self.t_ += rows.n_rows
+
+    def _coef(self):
+        return sketch_coef(self._weights(), self._view())
+
+    def _raw_scores(self, rows):
+        return sketch_scores(rows, self._weights(), self._view())
+
+    def _weight_norm(self):
+        return None  # ||w|| of the factored form is O(d tau): scores are checked instead
+
+    def covariance_product(self, w, cls):
+        """``S_hat w`` of class ``cls`` (0 negative, 1 positive) from the sketch
+        (Gao et al. 2013, eqs. 10-11, with the centred sketch)."""
+        T = max(self.class_count_[cls], 1.0)
+        c = self.class_sum_[cls] / T
+        Z, q = self.sketch_[cls], self.sketch_q_[cls]
+        u = Z.T @ w - q * (c @ w)
+        return (Z @ u - c * (q @ u)) / T
+
+
+# --------------------------------------------------------------------------- Uni-Exp
+
+
+class UniExp(_OnePass):
+    __doc__ = f"""Online Uni-Exp: weighted univariate exponential loss by online gradient descent.
+
+    The pointwise baseline of Gao et al. (2013), Tables 2 and 4, after Kotlowski,
+    Dembczynski & Huellermeier, Bipartite Ranking through Minimization of Univariate
+    Loss, ICML 2011. None of the papers aucopt follows defines its online form
+    beyond "optimizes the (weighted) univariate exponential loss"; this is a
+    reconstruction, minimising ``(1/n+) sum_pos exp(-w.x) + (1/n-) sum_neg exp(w.x)``
+    online::
+
+        T_y <- T_y + 1 ;  w <- w + eta (t / T_y) y exp(min(-y w.x, 30)) x
+
+    (``t / T_y`` is the inverse running class prior). O(nnz) per step.
+
+    Parameters
+    ----------
+    eta : float, default=2**-6
+        Step size; Gao et al. tune 2^[-12:10], Khalid (2019) 2^[-10:10].{tail_doc(
+        verbose="Print one progress line per ``fit`` / ``partial_fit`` call.")}
+    t_ : int
+        Rows processed.
+    weights_ : ndarray of shape (n_features, 1)
+        The weight primitive's state.
+    class_count_ : ndarray of shape (2,)
+        Rows seen per class.
+    """
+
+    _aucopt_name = "uni_exp"
+    _state = {**weights_state(1), "class_count_": Array("f8", (2,), low=0.0)}
+
+    def __init__(self, eta=2**-6, verbose=0, pos_label=None):
+        self.eta = eta
+        self.verbose = verbose
+        self.pos_label = pos_label
+
+    def _init_state(self, n_features):
+        self._init_weights(n_features)
+        self.intercept_ = 0.0
+        self.class_count_ = np.zeros(2)
+        self.t_ = 0
+
+    def _pass(self, rows, y, index):
+        w = self._open_weights()
+        counts = self._tx.backup(self.class_count_)
+        self.t_ = int(uniexp_steps(rows, y, w, counts, self.t_, float(self.eta)))
+        self._store_weights(w)
