@@ -39,6 +39,7 @@ import numpy as np
 
 from aucopt._estimator import Estimator
 from aucopt._format import FORMAT_NAME, FORMAT_VERSION, to_json, write_model
+from aucopt._kernels._journal import Journal
 from aucopt._kernels._weights import dense_scores
 from aucopt._state import Array, Labels, Scalar, state_spec
 from aucopt._version import __version__
@@ -95,6 +96,16 @@ class _Transaction:
             obj.begin()
             self.undo.append(obj)
         return obj
+
+    def journal(self, array, width=None):
+        """An undo :class:`~aucopt._kernels._journal.Journal` of ``array`` for a
+        kernel that updates its rows in place (None in a fresh call: nothing to
+        undo; kernels accept None)."""
+        if self.fresh:
+            return None
+        journal = Journal(array, width=width)
+        self.undo.append(journal)
+        return journal
 
     def backup(self, array):
         """Keep a copy of a small in-place-updated ``array`` to restore on failure."""

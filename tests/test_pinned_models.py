@@ -26,7 +26,9 @@ CASES = {
     "opauc": dict(eta=2**-6, lam=1e-4),
     "adaoam": dict(eta=0.1, lam=1e-4, delta=0.5),
     "opaucr": dict(tau=20, eta=2**-6, lam=1e-4, random_state=0),
-    "uni_exp": dict(eta=0.01),
+    # eta=1e-4: at 1e-2 the pinned tree returned ||w|| ~ 5e12, which the driver now
+    # refuses as diverged (the pin for 1e-4 was written by the same old tree)
+    "uni_exp": dict(eta=1e-4),
     "solam": dict(eta=1.0, lam=1e-3, n_epochs=2),
     "spam": dict(penalty="elasticnet", lam=1e-2, lam1=1e-4, eta=1.0, n_epochs=2,
                  random_state=0),
@@ -46,6 +48,16 @@ def _data(name):
     keep = np.sort(rng.permutation(X.shape[0])[:N_ROWS])
     X = Scaler("standard").fit_transform(X[keep].toarray())
     return np.ascontiguousarray(X), y[keep]
+
+
+# Representation changes of the refactor that move the last bits (everything else is
+# bit-identical): OPAUCr keeps its factored products in the units of w (the weight
+# primitive applies its scale in dot) instead of the old scale-free units, 1e-14
+# relative; SOLAM projects with the primitive's maintained ||w||^2 instead of a norm
+# kept by hand (reset to R^2 after each projection); over the pinned runs' 200-1100
+# projections the saddle iteration amplifies that to 2e-11 relative. Both old and new
+# are about 2e-11 from a reference that recomputes the norm exactly.
+RTOL = {"opaucr": 1e-12, "solam": 1e-9}
 
 
 def _fit(name, params, X, y):
@@ -78,6 +90,11 @@ def test_model_is_bit_identical_to_the_pinned_one(name, ds):
         coef, intercept = pins[f"{ds}/{name}/coef"], pins[f"{ds}/{name}/intercept"][0]
     for form in (X, sp.csr_matrix(X)):
         model = _fit(name, CASES[name], form, y)
+        if name in RTOL:
+            scale = np.abs(coef).max()
+            np.testing.assert_allclose(model.coef_ / scale, coef / scale, rtol=0,
+                                       atol=RTOL[name])
+            continue
         np.testing.assert_array_equal(model.coef_, coef)
         # the threshold comes from X @ coef_, whose rounding the pinned tree let
         # depend on the input form (BLAS for dense rows): equal to a few ulp

@@ -15,7 +15,7 @@ import numpy as np
 from aucopt._kernels._weights import ElasticNetWeights, Weights
 from aucopt._state import Array, Scalar
 
-__all__ = ["WeightsModel", "ElasticNetModel", "weights_state", "settle"]
+__all__ = ["WeightsModel", "ElasticNetModel", "weights_state", "settle", "writable"]
 
 # A pass of at least d / SETTLE_RATIO steps folds the weight vector's scale at its
 # end: the O(d) fold is then amortised over the pass's O(nnz) steps.
@@ -34,9 +34,9 @@ def weights_state(columns, averaging=False):
     return state
 
 
-def _writable(array):
+def writable(array):
     """``array``, or a copy when it is read-only (e.g. unpickled from a memmap)."""
-    return array if array.flags.writeable else array.copy()
+    return array if array.flags.writeable else np.array(array, copy=True)
 
 
 def settle(w, n_steps):
@@ -80,7 +80,7 @@ class WeightsModel(_CoefFromState):
 
     def _weights(self):
         """A view of the weight state (not journaled: for reading)."""
-        state = _writable(self.weights_)
+        state = writable(self.weights_)
         if self._averaged:
             return Weights(state, scale=self.weights_scale_, vsq=self.weights_vsq_,
                            averaging=True, avg_c=self.weights_avg_c_,
@@ -89,7 +89,7 @@ class WeightsModel(_CoefFromState):
 
     def _open_weights(self):
         """The view a training call updates, journaled by its transaction."""
-        self.weights_ = _writable(self.weights_)
+        self.weights_ = writable(self.weights_)
         return self._tx.track(self._weights())
 
     def _store_weights(self, w):
@@ -131,10 +131,10 @@ class ElasticNetModel(_CoefFromState):
         self.weights_R_ = 0.0
 
     def _weights(self):
-        return ElasticNetWeights(_writable(self.weights_), P=self.weights_P_, R=self.weights_R_)
+        return ElasticNetWeights(writable(self.weights_), P=self.weights_P_, R=self.weights_R_)
 
     def _open_weights(self):
-        self.weights_ = _writable(self.weights_)
+        self.weights_ = writable(self.weights_)
         return self._tx.track(self._weights())
 
     def _store_weights(self, w):

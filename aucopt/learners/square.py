@@ -16,13 +16,12 @@ import math
 
 import numpy as np
 
-from aucopt._kernels._journal import Journal
 from aucopt._kernels._square import (AdaGradStep, ClassSums, Covariances, GradientStep,
                                      Sketch, opauc_steps, opaucr_steps, sketch_coef,
                                      sketch_scores, stored_entries, uniexp_steps)
 from aucopt._state import Array, Generator, Scalar
 from aucopt.base import BaseLearner, OnlineMixin
-from aucopt.learners._common import WeightsModel, weights_state
+from aucopt.learners._common import WeightsModel, writable, weights_state
 from aucopt.validation import (check_count, check_positive, check_random_state,
                                check_state_bytes)
 
@@ -39,35 +38,11 @@ MAX_TAU = 4096
 DRAW_BLOCK = 4096
 
 
-class _Tracked:
-    """A :class:`Journal` of ``array`` that exists only once the transaction begins
-    tracking it (``Journal`` itself starts journaling when created)."""
-
-    def __init__(self, array, width):
-        self.array = array
-        self.width = width
-        self.journal = None
-
-    def begin(self):
-        self.journal = Journal(self.array, width=self.width)
-
-    def rollback(self):
-        self.journal.rollback()
-
-    def commit(self):
-        self.journal.commit()
-
-
-def journal(tx, array, width=None):
-    """An undo journal of ``array`` for the call ``tx`` (None in a fresh call)."""
-    return tx.track(_Tracked(array, width)).journal
-
-
 def open_class_sums(learner):
     """The learner's ``class_count_`` / ``class_sum_`` for a call, journaled."""
     learner._tx.backup(learner.class_count_)
     return ClassSums(learner.class_count_, learner.class_sum_,
-                     journal(learner._tx, learner.class_sum_, width=1))
+                     learner._tx.journal(learner.class_sum_, width=1))
 
 
 def class_sum_state():
@@ -143,7 +118,7 @@ class _CovarianceLearner(_OnePass):
             return Covariances(stats, self.class_sxx_)
         if stored_entries(rows) <= PENDING_SHARE * d * d:
             return Covariances(stats, self.class_sxx_, pending=True)
-        return Covariances(stats, self.class_sxx_, journal(tx, self.class_sxx_, width=d))
+        return Covariances(stats, self.class_sxx_, tx.journal(self.class_sxx_, width=d))
 
     def _pass(self, rows, y, index):
         w = self._open_weights()
@@ -445,16 +420,20 @@ class OPAUCr(_OnePass):
         self.sum_gram_ = np.zeros((2, 2))
         self.t_ = 0
 
-    def _sketch(self, stats, journal_sketch=None):
-        """The :class:`Sketch` over the learner's arrays."""
-        return Sketch(stats, sketch=self.sketch_, q=self.sketch_q_, coef=self.sketch_coef_,
-                      sum_coef=self.sum_coef_, sketch_w=self.sketch_w_, sum_w=self.sum_w_,
-                      sketch_sum=self.sketch_sum_, gram=self.sketch_gram_,
-                      sum_gram=self.sum_gram_, journal=journal_sketch)
+    def _sketch(self, stats, journal_sketch=None, arrays=None):
+        """The :class:`Sketch` over the learner's arrays (or ``arrays``)."""
+        a = arrays or self.__dict__
+        return Sketch(stats, sketch=a["sketch_"], q=a["sketch_q_"], coef=a["sketch_coef_"],
+                      sum_coef=a["sum_coef_"], sketch_w=a["sketch_w_"], sum_w=a["sum_w_"],
+                      sketch_sum=a["sketch_sum_"], gram=a["sketch_gram_"],
+                      sum_gram=a["sum_gram_"], journal=journal_sketch)
 
     def _view(self):
-        """The sketch for reading (scores, ``coef_``)."""
-        return self._sketch(ClassSums(self.class_count_, self.class_sum_))
+        """The sketch for reading (scores, ``coef_``); read-only arrays (a model
+        unpickled from a memmap) are read through copies."""
+        a = {k: writable(v) for k, v in self.__dict__.items()
+             if k in self._state_spec() and isinstance(v, np.ndarray)}
+        return self._sketch(ClassSums(a["class_count_"], a["class_sum_"]), arrays=a)
 
     def _pass(self, rows, y, index):
         tx = self._tx
@@ -462,7 +441,7 @@ class OPAUCr(_OnePass):
         for name in self._small:
             tx.backup(self.__dict__[name])
         w = self._open_weights()
-        sk = self._sketch(open_class_sums(self), journal(tx, self.sketch_, width=tau))
+        sk = self._sketch(open_class_sums(self), tx.journal(self.sketch_, width=tau))
         block = max(1, min(DRAW_BLOCK, (1 << 22) // tau))
         scale = math.sqrt(tau)
         for start in range(0, rows.n_rows, block):
