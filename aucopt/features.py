@@ -41,7 +41,8 @@ import scipy.sparse as sp
 from aucopt._estimator import Estimator
 from aucopt._state import Array, Scalar
 from aucopt.exceptions import not_fitted_error
-from aucopt.validation import check_count, check_positive, check_random_state, check_X
+from aucopt.validation import (check_count, check_positive, check_random_state, check_seed,
+                               check_X)
 
 __all__ = ["RandomFourierFeatures", "Nystroem", "KMeansNystroem"]
 
@@ -389,7 +390,7 @@ class RandomFourierFeatures(_FeatureMap):
         _check_width("sigma", self.sigma)
         _check_choice("variant", self.variant, ("cos_phase", "sincos"))
         _check_choice("scale", self.scale, _SCALES)
-        check_random_state(self.random_state)
+        check_seed(self.random_state)
         self._check_common()
 
     _state = {
@@ -482,7 +483,7 @@ class _NystroemMap(_FeatureMap):
         check_positive("rank_tol", self.rank_tol, allow_zero=True)
         if not self.rank_tol < 1.0:
             raise ValueError(f"rank_tol must be < 1, got {self.rank_tol!r}")
-        check_random_state(self.random_state)
+        check_seed(self.random_state)
         self._check_common()
 
     _state = {

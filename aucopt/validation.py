@@ -23,7 +23,8 @@ import scipy.sparse as sp
 from aucopt._kernels._rows import NotCanonical, RowSource, csr_status
 from aucopt.exceptions import DataConversionWarning
 
-__all__ = ["check_X", "check_y", "check_random_state", "row_source", "check_positive",
+__all__ = ["check_X", "check_y", "check_random_state", "check_seed", "row_source",
+           "check_positive",
            "check_count", "check_choice", "check_fraction", "check_state_bytes",
            "MAX_STATE_BYTES"]
 
@@ -176,7 +177,7 @@ def check_y(y, n_samples, classes=None, pos_label=None):
     if y.dtype.kind == "O":
         y = _object_labels(y)
     if classes is not None:
-        unknown = np.setdiff1d(np.unique(y), classes)
+        unknown = np.unique(y[(y != classes[0]) & (y != classes[1])])
         if unknown.size:
             raise ValueError(f"y contains labels {unknown.tolist()} not among the "
                              f"classes {list(classes)} this learner was fitted with")
@@ -228,6 +229,20 @@ def check_random_state(random_state):
     if random_state is None or isinstance(random_state, (numbers.Integral,
                                                          np.random.SeedSequence)):
         return np.random.default_rng(random_state)
+    raise TypeError(f"random_state must be None, an int, a numpy Generator or "
+                    f"RandomState, got {type(random_state).__name__}")
+
+
+def check_seed(random_state):
+    """Validate ``random_state`` without building a generator (parameter checks)."""
+    if random_state is None or isinstance(random_state, (np.random.Generator,
+                                                         np.random.RandomState,
+                                                         np.random.SeedSequence)):
+        return
+    if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool):
+        if random_state < 0:
+            raise ValueError(f"random_state must be non-negative, got {random_state}")
+        return
     raise TypeError(f"random_state must be None, an int, a numpy Generator or "
                     f"RandomState, got {type(random_state).__name__}")
 

@@ -34,7 +34,7 @@ from aucopt.base import BaseLearner
 from aucopt.learners._common import settle, weights_state
 from aucopt.learners.square import _Streaming, class_sum_state, open_class_sums, tail_doc
 from aucopt.validation import (check_choice, check_count, check_fraction, check_positive,
-                               check_random_state, row_source)
+                               check_random_state, check_seed, row_source)
 
 __all__ = ["SOLAM", "SPAM", "SPDAM"]
 
@@ -385,7 +385,7 @@ class SPDAM(BaseLearner):
             check_count("batch_size", self.batch_size)
         check_count("n_epochs", self.n_epochs)
         check_choice("scaling", self.scaling, ("consistent", "printed"))
-        check_random_state(self.random_state)
+        check_seed(self.random_state)
         check_count("verbose", self.verbose, minimum=0)
 
     def _batch(self, n):

@@ -21,7 +21,8 @@ from aucopt._kernels._pairwise import (HingeProx, Schedule, Subgradient, hinge_p
 from aucopt._state import Generator, Scalar
 from aucopt.base import BaseLearner, OnlineMixin
 from aucopt.learners._common import ElasticNetModel, WeightsModel, settle, weights_state
-from aucopt.validation import check_choice, check_count, check_positive, check_random_state
+from aucopt.validation import (check_choice, check_count, check_positive, check_random_state,
+                               check_seed)
 
 # Pairs are drawn and handed to the kernel in blocks: bounded memory whatever n.
 PAIR_BLOCK = 1 << 16
@@ -40,7 +41,7 @@ def _pair_blocks(rng, pos, neg, n_steps):
 def _check_common(learner):
     check_count("n_epochs", learner.n_epochs)
     check_count("verbose", learner.verbose, minimum=0)
-    check_random_state(learner.random_state)
+    check_seed(learner.random_state)
 
 
 class _PairwiseSGD(OnlineMixin, BaseLearner):
