@@ -248,8 +248,9 @@ class BaseLearner(Estimator):
 
         After each pass the learner's objective is evaluated on the training rows (a
         fixed random subsample of at most :data:`MONITOR_ROWS` of them, drawn once);
-        a pass whose relative improvement over the best value so far is below
-        ``tol`` counts as stalled, and training stops after ``n_iter_no_change``
+        a pass that improves on the best value so far by less than ``tol`` counts
+        as stalled (objectives are means of pair losses, so an absolute tolerance
+        means the same on every data set, as scikit-learn's SGD uses one), and training stops after ``n_iter_no_change``
         stalled passes in a row (``stop_reason_ = "tol"``) or after ``max_epochs``
         passes (``"max_epochs"``).
         """
@@ -264,7 +265,7 @@ class BaseLearner(Estimator):
         for index in range(int(self.max_epochs)):
             self._run_pass(rows, y, index, monitor)
             value = self.objective_
-            if math.isfinite(best) and best - value < self.tol * max(abs(best), 1e-12):
+            if math.isfinite(best) and best - value < self.tol:
                 stalled += 1
             else:
                 stalled = 0

@@ -156,7 +156,7 @@ class GridSearch(Estimator):
         The template; every grid point is a clone with the point's parameters.
     param_grid : dict or list of dicts or None, default=None
         ``{name: [values]}`` (or a list of such dicts, searched in turn); None uses
-        the learner's own search space (``estimator.search_space()``: the grid its
+        the learner's own search space (``estimator.search_space(X)``: the grid its
         paper tuned over, centred on its data-derived defaults).
     cv : int or iterable of (train, test) index arrays, default=3
         Folds (3, as the dissertation of Khalid (2019) tunes).
@@ -216,13 +216,13 @@ class GridSearch(Estimator):
             self.estimator.set_params(**inner)
         return self
 
-    def _grid(self):
+    def _grid(self, X):
         grid = self.param_grid
         if grid is None:
             if not hasattr(self.estimator, "search_space"):
                 raise ValueError(f"{type(self.estimator).__name__} declares no search space; "
                                  "pass param_grid={'name': [values], ...}")
-            grid = self.estimator.search_space()
+            grid = self.estimator.search_space(X)
         grids = [grid] if isinstance(grid, dict) else list(grid)
         points = []
         valid = set(self.estimator.get_params())
@@ -250,7 +250,7 @@ class GridSearch(Estimator):
         y = np.asarray(y)
         check_y(y, X.shape[0])
         _check_n_jobs(self.n_jobs)
-        points = self._grid()
+        points = self._grid(X)
         splits = _splits(self.cv, y, self.random_state)
         templates = [clone(self.estimator).set_params(**p) for p in points]
         if not (self.error_score == "raise" or isinstance(self.error_score, numbers.Real)):

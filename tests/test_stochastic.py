@@ -138,7 +138,8 @@ def test_elastic_net_weights_renormalise_without_changing_values():
 
 def test_sam_learner_reproduces_reference_with_its_draws():
     X, y = _data(2)
-    clf = aucopt.get("sam", lam=0.01, rskip=4, n_epochs=2, random_state=7).fit(X, y)
+    clf = aucopt.get("sam", lam=0.01, t0=0.01 ** -0.75, rskip=4, n_epochs=2,
+                     random_state=7).fit(X, y)
     rng = np.random.default_rng(7)
     pos, neg = np.flatnonzero(y > 0), np.flatnonzero(y < 0)
     pi, nj = [], []
@@ -153,7 +154,8 @@ def test_sam_learner_reproduces_reference_with_its_draws():
 
 def test_psam_learner_returns_the_average_of_its_reference_steps():
     X, y = _data(3)
-    clf = aucopt.get("psam", lam=0.02, t0=5.0, rskip=2, askip=3, random_state=1).fit(X, y)
+    clf = aucopt.get("psam", lam=0.02, t0=5.0, rskip=2, askip=3, n_epochs=1,
+                     random_state=1).fit(X, y)
     rng = np.random.default_rng(1)
     pos, neg = np.flatnonzero(y > 0), np.flatnonzero(y < 0)
     pi = pos[rng.integers(0, pos.size, size=len(y))]
@@ -167,7 +169,7 @@ def test_psam_learner_returns_the_average_of_its_reference_steps():
 def test_adadsgd_learner_follows_its_stage_schedule():
     X, y = _data(4, n=50)
     clf = aucopt.get("adadsgd", eta=0.05, lam=0.1, l1_ratio=0.3, m0=12, growth=2.0,
-                     random_state=3).fit(X, y)
+                     n_epochs=1, random_state=3).fit(X, y)
     rng = np.random.default_rng(3)
     perm = rng.permutation(50)
     w = None

@@ -14,8 +14,10 @@ import numpy as np
 
 from aucopt._kernels._weights import ElasticNetWeights, Weights
 from aucopt._state import Array, Scalar
+from aucopt.validation import check_count, check_positive
 
-__all__ = ["WeightsModel", "ElasticNetModel", "weights_state", "settle", "writable"]
+__all__ = ["WeightsModel", "ElasticNetModel", "weights_state", "settle", "writable",
+           "EPOCH_PARAMS", "check_epochs", "row_scale", "ROW_SCALE_STATE"]
 
 # A pass of at least d / SETTLE_RATIO steps folds the weight vector's scale at its
 # end: the O(d) fold is then amortised over the pass's O(nnz) steps.
@@ -32,6 +34,41 @@ def weights_state(columns, averaging=False):
     if averaging:
         state.update({"weights_avg_c_": Scalar(float), "weights_avg_q_": Scalar(float, low=0.0)})
     return state
+
+
+EPOCH_PARAMS = """
+    n_epochs : int or "auto", default="auto"
+        Passes over the data in ``fit``. "auto" runs passes until the training
+        objective stalls: after each pass it is evaluated on the training rows (a
+        fixed random subsample of at most 20,000), and training stops once
+        ``n_iter_no_change`` passes in a row improved it by less than ``tol``, or
+        after ``max_epochs`` passes; ``stop_reason_`` says which. An int runs
+        exactly that many passes.
+    tol : float, default={tol}
+        Smallest improvement of the objective that counts as progress.
+    n_iter_no_change : int, default=2
+        Passes in a row without progress that stop training.
+    max_epochs : int, default=50
+        Most passes with ``n_epochs="auto"``."""
+
+
+def check_epochs(learner):
+    """``n_epochs`` ("auto" or >= 1), ``tol``, ``n_iter_no_change``, ``max_epochs``."""
+    if not (isinstance(learner.n_epochs, str) and learner.n_epochs == "auto"):
+        check_count("n_epochs", learner.n_epochs)
+    check_positive("tol", learner.tol, allow_zero=True)
+    check_count("n_iter_no_change", learner.n_iter_no_change)
+    check_count("max_epochs", learner.max_epochs)
+
+
+ROW_SCALE_STATE = {"row_scale_": Scalar(float, low=0.0)}
+
+
+def row_scale(rows):
+    """Mean squared row norm of ``rows`` (1.0 for all-zero rows): the scale that
+    data-derived step sizes and regularisation strengths are measured against."""
+    s = float(rows.norms().mean()) if rows.n_rows else 0.0
+    return s if s > 0.0 else 1.0
 
 
 def writable(array):

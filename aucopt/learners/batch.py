@@ -95,9 +95,10 @@ class BAM(WeightsModel, BaseLearner):
         self.verbose = verbose
         self.pos_label = pos_label
 
-    @classmethod
-    def search_space(cls):
-        """The grid :class:`aucopt.model_selection.GridSearch` tries by default."""
+    def search_space(self, X):
+        """The grid :class:`aucopt.model_selection.GridSearch` tries by default:
+        ``C`` from 2^-8 to 2^8 (the per-class normalised ``C``; the dissertation's
+        raw grid 2^[-15:10] covers the same range on its data)."""
         return {"C": [2.0 ** k for k in range(-8, 9, 2)]}
 
     def _check_params(self):

@@ -235,8 +235,9 @@ class NASAM(_MappedSGD, ASAM):
     _map_class = KMeansNystroem
     _map_params = ("n_components", "bandwidth", ("kmeans_iter", "max_iter"))
 
-    def __init__(self, n_components=1600, bandwidth="auto", kmeans_iter=10, lam=1e-4,
-                 t0=None, rskip=16, askip=None, n_epochs=1, random_state=None, verbose=0,
+    def __init__(self, n_components=1600, bandwidth="auto", kmeans_iter=10, lam="auto",
+                 t0=None, rskip=16, askip=None, n_epochs="auto", tol=3e-3,
+                 n_iter_no_change=2, max_epochs=50, random_state=None, verbose=0,
                  pos_label=None):
         self.n_components = n_components
         self.bandwidth = bandwidth
@@ -246,6 +247,9 @@ class NASAM(_MappedSGD, ASAM):
         self.rskip = rskip
         self.askip = askip
         self.n_epochs = n_epochs
+        self.tol = tol
+        self.n_iter_no_change = n_iter_no_change
+        self.max_epochs = max_epochs
         self.random_state = random_state
         self.verbose = verbose
         self.pos_label = pos_label
@@ -260,8 +264,9 @@ class FASAM(_MappedSGD, ASAM):
     _map_params = ("n_components", "sigma")
     _map_fixed = {"variant": "cos_phase"}
 
-    def __init__(self, n_components=1600, sigma="auto", lam=1e-4, t0=None, rskip=16,
-                 askip=None, n_epochs=1, random_state=None, verbose=0, pos_label=None):
+    def __init__(self, n_components=1600, sigma="auto", lam="auto", t0=None, rskip=16,
+                 askip=None, n_epochs="auto", tol=3e-3, n_iter_no_change=2, max_epochs=50,
+                 random_state=None, verbose=0, pos_label=None):
         self.n_components = n_components
         self.sigma = sigma
         self.lam = lam
@@ -269,6 +274,9 @@ class FASAM(_MappedSGD, ASAM):
         self.rskip = rskip
         self.askip = askip
         self.n_epochs = n_epochs
+        self.tol = tol
+        self.n_iter_no_change = n_iter_no_change
+        self.max_epochs = max_epochs
         self.random_state = random_state
         self.verbose = verbose
         self.pos_label = pos_label
@@ -282,8 +290,9 @@ class NPSAM(_MappedSGD, PSAM):
     _map_class = KMeansNystroem
     _map_params = ("n_components", "bandwidth", ("kmeans_iter", "max_iter"))
 
-    def __init__(self, n_components=1600, bandwidth="auto", kmeans_iter=10, lam=1e-4,
-                 t0=None, rskip=16, askip=None, n_epochs=1, random_state=None, verbose=0,
+    def __init__(self, n_components=1600, bandwidth="auto", kmeans_iter=10, lam="auto",
+                 t0=None, rskip=16, askip=None, n_epochs="auto", tol=3e-3,
+                 n_iter_no_change=2, max_epochs=50, random_state=None, verbose=0,
                  pos_label=None):
         self.n_components = n_components
         self.bandwidth = bandwidth
@@ -293,6 +302,9 @@ class NPSAM(_MappedSGD, PSAM):
         self.rskip = rskip
         self.askip = askip
         self.n_epochs = n_epochs
+        self.tol = tol
+        self.n_iter_no_change = n_iter_no_change
+        self.max_epochs = max_epochs
         self.random_state = random_state
         self.verbose = verbose
         self.pos_label = pos_label

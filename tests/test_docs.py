@@ -1,0 +1,62 @@
+"""User-facing text cites papers by author, title and year: no pointers to files a
+user of the package does not have (the project's research notes), in docstrings of
+public objects, CLI help or the README. Code comments may keep such pointers."""
+import importlib
+import inspect
+import pathlib
+import pkgutil
+import re
+
+import pytest
+
+import aucopt
+
+FORBIDDEN = re.compile(r"ALGORITHMS\.md|seeds/|\.\./shared|\berrat(um|a) \d|"
+                       r"\b(D|N|O|F|A) (Sec|Alg|Table|Fig|eq|Ch|Prop|App)s?\.? ?\d|"
+                       r"dissertation 00\d|paper 00\d|thesis 00\d|file ``00\d")
+
+
+def _public_modules():
+    names = ["aucopt"]
+    for info in pkgutil.walk_packages(aucopt.__path__, "aucopt."):
+        if not any(part.startswith("_") for part in info.name.split(".")[1:]):
+            names.append(info.name)
+    return [importlib.import_module(n) for n in names]
+
+
+def _docstrings():
+    for module in _public_modules():
+        yield module.__name__, module.__doc__ or ""
+        for name, obj in vars(module).items():
+            if name.startswith("_") or getattr(obj, "__module__", None) != module.__name__:
+                continue
+            yield f"{module.__name__}.{name}", inspect.getdoc(obj) or ""
+            if inspect.isclass(obj):
+                for attr, member in vars(obj).items():
+                    if callable(member) and not attr.startswith("_"):
+                        yield f"{module.__name__}.{name}.{attr}", inspect.getdoc(member) or ""
+
+
+def test_docstrings_do_not_point_at_research_notes():
+    bad = [(where, m.group(0)) for where, doc in _docstrings()
+           for m in [FORBIDDEN.search(doc)] if m]
+    assert not bad, bad[:20]
+
+
+def test_readme_and_cli_help_do_not_point_at_research_notes(capsys):
+    readme = pathlib.Path(__file__).resolve().parents[1] / "README.md"
+    hits = [m.group(0) for m in FORBIDDEN.finditer(readme.read_text())]
+    assert not hits, hits[:10]
+    from aucopt.cli import _build_parser
+
+    parser = _build_parser()
+    texts = [parser.format_help()]
+    for action in parser._subparsers._group_actions:
+        texts += [p.format_help() for p in action.choices.values()]
+    assert not [t for t in texts if FORBIDDEN.search(t)]
+
+
+@pytest.mark.parametrize("name", sorted(aucopt.available()))
+def test_every_learner_docstring_names_its_paper(name):
+    doc = inspect.getdoc(aucopt.registry.get_class(name)) or ""
+    assert re.search(r"\b(19|20)\d\d\b", doc), f"{name}: no year of a cited paper"
