@@ -75,7 +75,7 @@ def test_grid_search_errors_and_parameters():
     search = GridSearch(aucopt.get("psam"), {"lam": [0.1]})
     with pytest.raises(aucopt.NotFittedError):
         search.predict(X)
-    assert search.get_params()["estimator__lam"] == 1e-4
+    assert search.get_params()["estimator__lam"] == "auto"
     search.set_params(estimator__lam=0.5, cv=4)
     assert search.estimator.lam == 0.5 and search.cv == 4
     assert clone(search).get_params()["estimator__lam"] == 0.5
