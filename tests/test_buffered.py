@@ -310,7 +310,7 @@ def test_kernel_skips_zero_difference_pairs():
 
 def test_run_arrivals_checks_its_arguments():
     X, y = _data(13, n=5, d=3)
-    rule = OamSeq(Weights(np.zeros((3, 1))), np.zeros((3, 2)), 1.0)
+    rule = OamSeq(Weights(np.zeros((3, 1))), np.zeros((2, 3)), 1.0)
     with pytest.raises(ValueError, match="draws"):
         run_arrivals(RowSource(X), y, _empty_buffers(2, 3, True, True), rule)
     with pytest.raises(ValueError, match="features"):
@@ -318,7 +318,7 @@ def test_run_arrivals_checks_its_arguments():
     with pytest.raises(ValueError, match="labels"):
         run_arrivals(RowSource(X), 2 * y, _empty_buffers(2, 3, False, True), rule)
     with pytest.raises(ValueError, match="scratch"):
-        OamSeq(Weights(np.zeros((3, 1))), np.zeros((4, 2)), 1.0)
+        OamSeq(Weights(np.zeros((3, 1))), np.zeros((2, 4)), 1.0)
     with pytest.raises(ValueError, match="outside"):
         Buffers(2, 3, False, count=np.array([3, 0]), seen=np.array([3, 0]),
                 head=np.zeros(2, np.int64), arrival=np.zeros(4, np.int64),

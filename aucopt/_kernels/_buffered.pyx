@@ -177,9 +177,9 @@ cdef struct Arrival:
 
 
 cdef class _ScatterRule(ArrivalRule):
-    """Rules on the support of ``z``: the arrival scattered once into scratch column
+    """Rules on the support of ``z``: the arrival scattered once into scratch row
     0 (its ``w.x`` and ``x' D x`` computed once and kept current), buffered rows
-    gathered against it; a pair update scatters the buffered row into column 1.
+    gathered against it; a pair update scatters the buffered row into row 1.
 
     :meth:`against` visits the buffered rows in turn: :meth:`pair_stats` gives ``m =
     y w.z`` and ``v = z' D z`` (or skips the pair), :meth:`pair` updates the model.
@@ -192,13 +192,13 @@ cdef class _ScatterRule(ArrivalRule):
 
     def __init__(self, Weights w not None, scratch not None, int64_t n_updates=0):
         super().__init__(w, scratch, n_updates)
-        if scratch.shape != (w.n_features, 2):
-            raise ValueError(f"scratch must have shape ({w.n_features}, 2)")
+        if scratch.shape != (2, w.n_features):
+            raise ValueError(f"scratch must have shape (2, {w.n_features})")
         self.v = w.v
         self.vs = w.stride
         self.var = NULL
         self.xd = self.scratch
-        self.bd = self.scratch + 1
+        self.bd = self.scratch + w.n_features
 
     cdef int arrive(self, Buffers B, int opp, const double* xv, const int32_t* xi,
                     Py_ssize_t nx, double y, double sq, Py_ssize_t* work) except -1 nogil:
@@ -214,13 +214,13 @@ cdef class _ScatterRule(ArrivalRule):
         a.c_t = self.weight(B, opp)
         a.wx = 0.0
         a.xgx = 0.0
-        scatter(self.xd, 2, xv, xi, nx)
+        scatter(self.xd, 1, xv, xi, nx)
         for k in range(nx):
             i = xi[k] * self.vs
             a.wx += self.v[i] * xv[k]
             a.xgx += xv[k] * xv[k] * (self.var[i] if self.var != NULL else 1.0)
         self.against(B, opp, &a, work)
-        unscatter(self.xd, 2, xi, nx)
+        unscatter(self.xd, 1, xi, nx)
         return 0
 
     cdef double weight(self, Buffers B, int opp) noexcept nogil:
@@ -272,11 +272,11 @@ cdef inline void row_stats(_ScatterRule r, const double* bv, const int32_t* bi,
         for k in range(nb):
             i = bi[k] * vs
             s_wb += v[i] * bv[k]
-            s_q += g[i] * bv[k] * (bv[k] - 2.0 * xd[2 * bi[k]])
+            s_q += g[i] * bv[k] * (bv[k] - 2.0 * xd[bi[k]])
     else:
         for k in range(nb):
             s_wb += v[bi[k] * vs] * bv[k]
-            s_q += bv[k] * (bv[k] - 2.0 * xd[2 * bi[k]])
+            s_q += bv[k] * (bv[k] - 2.0 * xd[bi[k]])
     wb[0] = s_wb
     q[0] = s_q
 
@@ -285,7 +285,7 @@ cdef int apply_pair(_ScatterRule r, Arrival* a, double c, double gain, const dou
                     const int32_t* bi, Py_ssize_t nb) except -1 nogil:
     """Update every coordinate of ``supp(z)``, ``z = x - b``, once:
     ``w_i += c z_i s_i`` and, with a variance column, ``s_i <- s_i / (1 + gain z_i^2
-    s_i)`` (``s = 1`` for OAM). ``b`` is scattered into scratch column 1; the
+    s_i)`` (``s = 1`` for OAM). ``b`` is scattered into scratch row 1; the
     arrival's coordinates take (and zero) their ``b_i`` first, the buffered row's
     loop then updates what is left (coordinates of ``b`` only). Each coordinate's
     update depends on its own ``z_i`` only, so the order does not change the
@@ -301,11 +301,11 @@ cdef int apply_pair(_ScatterRule r, Arrival* a, double c, double gain, const dou
     cdef double z, bk, sk, snew, dw, old, new, dx = 0.0, dxx = 0.0, dv = 0.0
     r.w.touch(xi, a.nx)
     r.w.touch(bi, nb)
-    scatter(bd, 2, bv, bi, nb)
+    scatter(bd, 1, bv, bi, nb)
     for k in range(a.nx):
         i = xi[k]
-        z = xv[k] - bd[2 * i]
-        bd[2 * i] = 0.0
+        z = xv[k] - bd[i]
+        bd[i] = 0.0
         j = i * vs
         if var != NULL:
             sk = var[j]
@@ -322,10 +322,10 @@ cdef int apply_pair(_ScatterRule r, Arrival* a, double c, double gain, const dou
         dx += dw * xv[k]
     for k in range(nb):
         i = bi[k]
-        bk = bd[2 * i]
+        bk = bd[i]
         if bk == 0.0:  # taken by the arrival's loop, or a stored zero (no change)
             continue
-        bd[2 * i] = 0.0
+        bd[i] = 0.0
         j = i * vs
         old = v[j]
         if var != NULL:
@@ -350,7 +350,7 @@ cdef class _Oam(_ScatterRule):
     Parameters
     ----------
     w : Weights of shape (d, 1), scale 1
-    scratch : float64 array of shape (d, 2), all zero
+    scratch : float64 array of shape (2, d), all zero
     C : float
     n_updates : int
         Pair updates so far (continued).
@@ -434,7 +434,7 @@ cdef class CbrDiag(_ScatterRule):
     Parameters
     ----------
     w : Weights of shape (d, 2) (``mu``, ``1/G``), scale 1
-    scratch : float64 array of shape (d, 2), all zero
+    scratch : float64 array of shape (2, d), all zero
     scw : Scw
     printed : bool
     n_updates : int
@@ -477,19 +477,19 @@ cdef void printed_stats(CbrDiag r, Arrival* a, const double* bv, const int32_t* 
     cdef Py_ssize_t k, j
     cdef double z, s, C = r.scw.C, sm = 0.0, sv = 0.0
     cdef double* bd = r.bd
-    scatter(bd, 2, bv, bi, nb)
+    scatter(bd, 1, bv, bi, nb)
     for k in range(a.nx):
-        z = a.xv[k] - bd[2 * a.xi[k]]
-        bd[2 * a.xi[k]] = 0.0
+        z = a.xv[k] - bd[a.xi[k]]
+        bd[a.xi[k]] = 0.0
         j = a.xi[k] * r.vs
         s = r.var[j]
         sm += r.v[j] * z
         sv += z * z * s / (1.0 + C * s)
     for k in range(nb):
-        z = -bd[2 * bi[k]]
+        z = -bd[bi[k]]
         if z == 0.0:
             continue
-        bd[2 * bi[k]] = 0.0
+        bd[bi[k]] = 0.0
         j = bi[k] * r.vs
         s = r.var[j]
         sm += r.v[j] * z

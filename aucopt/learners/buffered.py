@@ -205,8 +205,9 @@ class _Buffered(WeightsModel, OnlineMixin, BaseLearner):
         self.buffer_top_ = int(top)
 
     def _scratch_shape(self, n_features):
-        """Shape of the rule's scratch: the arrival and a buffered row per feature."""
-        return (n_features, 2)
+        """Shape of the rule's scratch: a dense row for the arrival, one for a
+        buffered row."""
+        return (2, n_features)
 
     def _scratch(self, shape):
         """A zeroed work array kept between calls (not state): no O(d) allocation
