@@ -30,6 +30,7 @@ O(M nnz), nothing O(d).
 """
 # ALGORITHMS.md 2.1 (buffers) and 3.1-3.3 (rules); the kernels are
 # aucopt._kernels._buffered (rules, arrival loop) and aucopt._kernels._buffers.
+import textwrap
 from statistics import NormalDist
 
 import numpy as np
@@ -98,7 +99,7 @@ class _PoolTail:
 
 
 class _Buffered(WeightsModel, OnlineMixin, BaseLearner):
-    """Arrival loop shared by the buffered learners (ALGORITHMS.md 3, Alg. 4).
+    """Arrival loop shared by the buffered learners (Khalid 2019, Alg. 4).
 
     Subclasses supply ``_rule(w, scratch)`` (the kernel's update rule) and may add
     model state (``_init_model``, ``_model_bytes``, ``_end_pass``).
@@ -372,9 +373,10 @@ class _ConfidenceWeighted(_Buffered):
         return getattr(self, name) == choices[1]
 
 
-_COMMON_PARAMS = """
+_COMMON_PARAMS = """\
     buffer_size : int, default={size}
-        Capacity of each of the two buffers (M+ = M- = M), at most 10**6. {size_note}
+        Capacity of each of the two buffers (M+ = M- = M), at most 10**6.
+{size_note}
     buffer : {{"fifo", "reservoir"}}, default={policy!r}
         Buffer policy: reservoir sampling (Vitter's Algorithm R, as in Khalid 2019,
         Alg. 5) or first-in-first-out.
@@ -406,7 +408,7 @@ _COMMON_PARAMS = """
     n_updates_ : int
         Pair updates applied ({updates}).
     weights_ : ndarray of shape (n_features, {columns})
-        The weight primitive's state: column 0 is the ranking vector{column_note}.
+{weights_note}
     buffer_count_, buffer_seen_ : ndarray of shape (2,)
         Rows held in / received by the [negative, positive] buffer.
     buffer_arrival_ : ndarray of shape (2 * buffer_size,)
@@ -421,11 +423,18 @@ _COMMON_PARAMS = """
 def _documented(size, policy, size_note, vector, updates, columns=1, column_note="",
                 extra_state="", attrs=""):
     """Append the parameters and attributes every buffered learner shares."""
+    indent = " " * 8
 
     def deco(cls):
+        weights_note = (f"The weight primitive's state: column 0 is the ranking vector"
+                        f"{column_note}.")
         cls.__doc__ = (cls.__doc__.rstrip() + "\n" + _COMMON_PARAMS.format(
-            size=size, policy=policy, size_note=size_note, vector=vector, updates=updates,
-            columns=columns, column_note=column_note, extra_state=extra_state) + attrs)
+            size=size, policy=policy, vector=vector, updates=updates, columns=columns,
+            extra_state=extra_state,
+            size_note=textwrap.fill(size_note, 84, initial_indent=indent,
+                                    subsequent_indent=indent),
+            weights_note=textwrap.fill(weights_note, 84, initial_indent=indent,
+                                       subsequent_indent=indent)) + attrs)
         return cls
 
     return deco
