@@ -38,12 +38,11 @@ import numpy as np
 from aucopt._kernels._buffered import (CbrDiag, CbrFull, OamGra, OamSeq, Scw, run_arrivals,
                                        symmetrize)
 from aucopt._kernels._buffers import Buffers
-from aucopt._kernels._journal import Journal
 from aucopt._state import Array, Generator, Scalar
 from aucopt.base import BaseLearner, OnlineMixin
 from aucopt.learners._common import WeightsModel, weights_state
 from aucopt.validation import (check_choice, check_count, check_positive, check_random_state,
-                               check_state_bytes)
+                               check_seed, check_state_bytes)
 
 __all__ = ["OAMSeq", "OAMGra", "CBR", "CBRDiag", "MAX_BUFFER_SIZE"]
 
@@ -60,24 +59,7 @@ _SLOT_ARRAYS = ("buffer_count_", "buffer_seen_", "buffer_head_", "buffer_arrival
                 "buffer_sqnorm_")
 _DENSE = ("buffer_rows_",)
 _SPARSE = ("buffer_start_", "buffer_nnz_", "buffer_values_", "buffer_indices_",
-           "buffer_top_", "buffer_pool_size_")
-
-
-class _JournalOf:
-    """A :class:`Journal` of ``array`` opened by the call's transaction (``begin``)."""
-
-    def __init__(self, array):
-        self.array = array
-        self.journal = None
-
-    def begin(self):
-        self.journal = Journal(self.array)
-
-    def rollback(self):
-        self.journal.rollback()
-
-    def commit(self):
-        self.journal.commit()
+           "buffer_top_")
 
 
 class _PoolTail:
@@ -121,13 +103,13 @@ class _Buffered(WeightsModel, OnlineMixin, BaseLearner):
         "buffer_rows_": Array("f8", ("slots", "d"), optional=True),
         "buffer_start_": Array("i8", ("slots",), low=0, optional=True),
         "buffer_nnz_": Array("i8", ("slots",), low=0, optional=True),
-        "buffer_values_": Array("f8", ("pool",), optional=True),
-        "buffer_indices_": Array("i4", ("pool",), optional=True),
+        "buffer_values_": Array("f8", ("*",), optional=True),
+        "buffer_indices_": Array("i4", ("*",), optional=True),
         "buffer_top_": Scalar(int, low=0, optional=True),
-        "buffer_pool_size_": Scalar(int, low=0, optional=True),
     }
     _divergence_hint = "lower C"
     _features_fix = "raise max_state_bytes"
+    _stream = "chunks"  # partial_fit over the chunks of a stream == fit on all of it
 
     # ---- parameters
 
@@ -138,7 +120,7 @@ class _Buffered(WeightsModel, OnlineMixin, BaseLearner):
         if self.max_state_bytes is not None:
             check_count("max_state_bytes", self.max_state_bytes)
         check_count("verbose", self.verbose, minimum=0)
-        check_random_state(self.random_state)
+        check_seed(self.random_state)
 
     def _check_resumable(self):
         if self.buffer_size != self.buffer_size_ or self.buffer != self.buffer_policy_:
@@ -150,8 +132,7 @@ class _Buffered(WeightsModel, OnlineMixin, BaseLearner):
     # ---- state
 
     def _state_dims(self):
-        return {"d": self.n_features_in_, "slots": 2 * self.buffer_size_,
-                "pool": getattr(self, "buffer_pool_size_", 0)}
+        return {"d": self.n_features_in_, "slots": 2 * self.buffer_size_}
 
     def _model_bytes(self, n_features):
         """Bytes of the model state besides ``weights_``."""
@@ -202,7 +183,6 @@ class _Buffered(WeightsModel, OnlineMixin, BaseLearner):
         if values.size:
             self._check_bytes(12 * values.size, f"a pool of {values.size} buffered values")
         self.buffer_values_, self.buffer_indices_ = values, indices
-        self.buffer_pool_size_ = int(values.size)
         self.buffer_top_ = int(top)
 
     def _scratch_shape(self, n_features):
@@ -237,10 +217,9 @@ class _Buffered(WeightsModel, OnlineMixin, BaseLearner):
         common = {key[len("buffer_"):-1]: tx.backup(getattr(self, key))
                   for key in _SLOT_ARRAYS}
         if self.buffer_layout_ == "dense":
-            journal = tx.track(_JournalOf(self.buffer_rows_)).journal
             return Buffers(self.buffer_size_, self.n_features_in_,
                            self.buffer_policy_ == "reservoir", rows=self.buffer_rows_,
-                           journal=journal, **common)
+                           journal=tx.journal(self.buffer_rows_), **common)
         tx.track(_PoolTail(self.buffer_values_, self.buffer_indices_, self.buffer_top_))
         return Buffers(self.buffer_size_, self.n_features_in_,
                        self.buffer_policy_ == "reservoir",
@@ -324,16 +303,18 @@ class _Buffered(WeightsModel, OnlineMixin, BaseLearner):
         live = np.arange(M) < self.buffer_count_[:, None]
         if (start[~live] != 0).any() or (nnz[~live] != 0).any():
             raise ValueError("an empty buffer slot points into the pool")
-        if top > self.buffer_pool_size_:
-            raise ValueError(f"buffer_top_ = {top} beyond the pool of "
-                             f"{self.buffer_pool_size_} values")
+        values, indices = self.buffer_values_, self.buffer_indices_
+        if values.size != indices.size:
+            raise ValueError(f"buffer_values_ and buffer_indices_ differ in length "
+                             f"({values.size}, {indices.size})")
+        if top > values.size:
+            raise ValueError(f"buffer_top_ = {top} beyond the pool of {values.size} values")
         first, size = start[live], nnz[live]
         if (first + size > top).any():
             raise ValueError(f"a buffer slot points beyond the pool's {top} stored values")
         order = np.argsort(first, kind="stable")
         if (first[order][1:] < (first + size)[order][:-1]).any():
             raise ValueError("buffer slots overlap in the pool")
-        values, indices = self.buffer_values_, self.buffer_indices_
         if (values[top:] != 0).any() or (indices[top:] != 0).any():
             raise ValueError("the pool beyond buffer_top_ must be zero")
         # every stored row: column indices in [0, d), strictly increasing
