@@ -1,0 +1,668 @@
+"""Online buffered pairwise learners: OAM_seq, OAM_gra, CBR, CBR-diag.
+
+OAM (Zhao, Hoi, Jin & Yang, Online AUC Maximization, ICML 2011) and CBR
+(Khalid, Scalable Large Margin Pairwise Learning Algorithms, PhD dissertation,
+2019, Ch.4). Each arriving row ``(x_t, y_t)`` first enters the buffer of its
+class (reservoir sampling exactly as the dissertation's Alg. 5, or FIFO), then the
+model is updated against every row of the *opposite* buffer in its iteration order
+(slot order for a reservoir, oldest to newest for FIFO).
+
+One pass, truly streaming: ``fit`` = fresh state + one pass, ``partial_fit``
+continues the same pass with the buffers, counters and random stream kept, so
+``partial_fit`` over the chunks of a stream gives the model of ``fit`` on the
+concatenation (same seed; bit for bit except ``cbr``, whose covariance updates in a
+``partial_fit`` of a fitted model are kept pending and agree to rounding). The
+reservoir draws two uniforms ``(u, r)`` per arriving row whether it needs them or
+not, so the draws do not depend on the chunking.
+
+State: the ranking vector in the weight primitive (``weights_``: ``(d, 1)``, for
+``cbr_diag`` ``(d, 2)`` with the variance ``1/G`` as column 1), ``covariance_``
+(``d x d``) for ``cbr``, and the two buffers: a ``(2M, d)`` block for dense input or
+a pooled CSR ring for sparse input, chosen by the first chunk.
+
+Transactions: the dense block is journaled by slot, the pool is only appended to
+(a repack writes new arrays), the slot metadata (``O(M)``) is copied per call, and
+``cbr``'s covariance is not written during a ``partial_fit`` of a fitted model: the
+call's rank-one terms are kept pending and written once it has succeeded (a copy of
+the covariance is made instead when they would exceed 20% of it). A one-row
+``partial_fit`` of ``oam_seq``, ``oam_gra`` or ``cbr_diag`` therefore costs
+O(M nnz), nothing O(d).
+"""
+# ALGORITHMS.md 2.1 (buffers) and 3.1-3.3 (rules); the kernels are
+# aucopt._kernels._buffered (rules, arrival loop) and aucopt._kernels._buffers.
+import textwrap
+from statistics import NormalDist
+
+import numpy as np
+
+from aucopt._kernels._buffered import (CbrDiag, CbrFull, OamGra, OamSeq, Scw, run_arrivals,
+                                       symmetrize)
+from aucopt._kernels._buffers import Buffers
+from aucopt._state import Array, Generator, Scalar
+from aucopt.base import BaseLearner, OnlineMixin
+from aucopt.learners._common import WeightsModel, weights_state
+from aucopt.validation import (check_choice, check_count, check_positive, check_random_state,
+                               check_seed, check_state_bytes)
+
+__all__ = ["OAMSeq", "OAMGra", "CBR", "CBRDiag", "MAX_BUFFER_SIZE"]
+
+# Largest buffer_size (rows per class): a pair update loops over the whole opposite
+# buffer, so an arrival costs O(buffer_size nnz); 10**6 rows is far beyond any
+# setting of the papers (50 or 100).
+MAX_BUFFER_SIZE = 10**6
+# A partial_fit of cbr keeps its rank-one covariance terms pending up to this share
+# of the covariance's size, then copies the covariance once instead.
+PENDING_SHARE = 0.2
+
+_POLICIES = ("fifo", "reservoir")
+_SLOT_ARRAYS = ("buffer_count_", "buffer_seen_", "buffer_head_", "buffer_arrival_",
+                "buffer_sqnorm_")
+_DENSE = ("buffer_rows_",)
+_SPARSE = ("buffer_start_", "buffer_nnz_", "buffer_values_", "buffer_indices_",
+           "buffer_top_")
+
+
+class _PoolTail:
+    """Undo of the sparse pool: a call only writes beyond ``top`` (zero there) or
+    into new arrays, so rolling back zeroes what it appended."""
+
+    def __init__(self, values, indices, top):
+        self.values, self.indices, self.top = values, indices, top
+
+    def begin(self):
+        pass
+
+    def rollback(self):
+        self.values[self.top:] = 0.0
+        self.indices[self.top:] = 0
+
+    def commit(self):
+        pass
+
+
+class _Buffered(WeightsModel, OnlineMixin, BaseLearner):
+    """Arrival loop shared by the buffered learners (Khalid 2019, Alg. 4).
+
+    Subclasses supply ``_rule(w, scratch)`` (the kernel's update rule) and may add
+    model state (``_init_model``, ``_model_bytes``, ``_end_pass``).
+    """
+
+    _state = {
+        **weights_state(1),
+        "t_": Scalar(int, low=0),
+        "n_updates_": Scalar(int, low=0),
+        "random_state_": Generator(),
+        "buffer_size_": Scalar(int, low=1, high=MAX_BUFFER_SIZE),
+        "buffer_policy_": Scalar(str, choices=_POLICIES),
+        "buffer_layout_": Scalar(str, choices=("dense", "sparse")),
+        "buffer_count_": Array("i8", (2,), low=0),
+        "buffer_seen_": Array("i8", (2,), low=0),
+        "buffer_head_": Array("i8", (2,), low=0),
+        "buffer_arrival_": Array("i8", ("slots",), low=-1),
+        "buffer_sqnorm_": Array("f8", ("slots",), low=0.0),
+        "buffer_rows_": Array("f8", ("slots", "d"), optional=True),
+        "buffer_start_": Array("i8", ("slots",), low=0, optional=True),
+        "buffer_nnz_": Array("i8", ("slots",), low=0, optional=True),
+        "buffer_values_": Array("f8", ("*",), optional=True),
+        "buffer_indices_": Array("i4", ("*",), optional=True),
+        "buffer_top_": Scalar(int, low=0, optional=True),
+    }
+    _divergence_hint = "lower C"
+    _features_fix = "raise max_state_bytes"
+    _stream = "chunks"  # partial_fit over the chunks of a stream == fit on all of it
+
+    # ---- parameters
+
+    def _check_params(self):
+        check_positive("C", self.C)
+        check_count("buffer_size", self.buffer_size, maximum=MAX_BUFFER_SIZE)
+        check_choice("buffer", self.buffer, _POLICIES)
+        if self.max_state_bytes is not None:
+            check_count("max_state_bytes", self.max_state_bytes)
+        check_count("verbose", self.verbose, minimum=0)
+        check_seed(self.random_state)
+
+    def _check_resumable(self):
+        if self.buffer_size != self.buffer_size_ or self.buffer != self.buffer_policy_:
+            raise ValueError(
+                f"buffer_size/buffer changed from {self.buffer_size_}/"
+                f"{self.buffer_policy_!r} since the first partial_fit; the buffers "
+                "cannot be resized mid-stream: call fit to start afresh, or set them back")
+
+    # ---- state
+
+    def _state_dims(self):
+        return {"d": self.n_features_in_, "slots": 2 * self.buffer_size_}
+
+    def _model_bytes(self, n_features):
+        """Bytes of the model state besides ``weights_``."""
+        return 0
+
+    def _check_bytes(self, extra, what, fix=None):
+        d = self.n_features_in_
+        total = 8 * d * self._columns + self._model_bytes(d) + extra
+        check_state_bytes(total, f"{type(self).__name__}'s state ({what})",
+                          self.max_state_bytes,
+                          fix or "pass the data as a scipy.sparse matrix (the buffers "
+                          "then hold only nonzeros), lower buffer_size, or raise "
+                          "max_state_bytes")
+
+    def _init_state(self, n_features):
+        self._check_bytes(0, f"{n_features} features", self._features_fix)
+        self._init_weights(n_features)
+        self._init_model(n_features)
+        self.intercept_ = 0.0
+        self.t_ = 0
+        self.n_updates_ = 0
+        self.random_state_ = check_random_state(self.random_state)
+        self.buffer_size_ = int(self.buffer_size)
+        self.buffer_policy_ = str(self.buffer)
+        slots = 2 * self.buffer_size_
+        self.buffer_count_ = np.zeros(2, dtype=np.int64)
+        self.buffer_seen_ = np.zeros(2, dtype=np.int64)
+        self.buffer_head_ = np.zeros(2, dtype=np.int64)
+        self.buffer_arrival_ = np.full(slots, -1, dtype=np.int64)
+        self.buffer_sqnorm_ = np.zeros(slots)
+
+    def _init_model(self, n_features):
+        """Model state beyond the ranking vector (CBR: covariance, CBR-diag: variance)."""
+
+    def _init_layout(self, dense):
+        """The buffers' storage, fixed by the first chunk's form."""
+        slots, d = 2 * self.buffer_size_, self.n_features_in_
+        if dense:
+            self._check_bytes(8 * slots * d, f"a {slots} x {d} dense buffer block")
+            self.buffer_rows_ = np.zeros((slots, d))
+        else:
+            self.buffer_start_ = np.zeros(slots, dtype=np.int64)
+            self.buffer_nnz_ = np.zeros(slots, dtype=np.int64)
+            self._store_pool(np.zeros(0), np.zeros(0, dtype=np.int32), 0)
+        self.buffer_layout_ = "dense" if dense else "sparse"
+
+    def _store_pool(self, values, indices, top):
+        if values.size:
+            self._check_bytes(12 * values.size, f"a pool of {values.size} buffered values")
+        self.buffer_values_, self.buffer_indices_ = values, indices
+        self.buffer_top_ = int(top)
+
+    def _scratch_shape(self, n_features):
+        """Shape of the rule's scratch: a dense row for the arrival, one for a
+        buffered row."""
+        return (2, n_features)
+
+    def _scratch(self, shape):
+        """A zeroed work array kept between calls (not state): no O(d) allocation
+        per call. The kernel leaves it zero (also when interrupted)."""
+        scratch = self.__dict__.get("_scratch_array")
+        if scratch is None or scratch.shape != shape:
+            scratch = np.zeros(shape)
+            self._scratch_array = scratch
+        return scratch
+
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        state.pop("_scratch_array", None)  # a cache, not state
+        return state
+
+    # ---- training
+
+    def _prepare(self, rows, y):
+        if "buffer_layout_" not in self.__dict__:
+            self._init_layout(rows.dense)
+
+    def _open_buffers(self):
+        """The buffers for this call; what the kernel writes in place is journaled
+        (dense block, by slot), undone (pool tail) or copied (slot metadata)."""
+        tx = self._tx
+        common = {key[len("buffer_"):-1]: tx.backup(getattr(self, key))
+                  for key in _SLOT_ARRAYS}
+        if self.buffer_layout_ == "dense":
+            return Buffers(self.buffer_size_, self.n_features_in_,
+                           self.buffer_policy_ == "reservoir", rows=self.buffer_rows_,
+                           journal=tx.journal(self.buffer_rows_), **common)
+        tx.track(_PoolTail(self.buffer_values_, self.buffer_indices_, self.buffer_top_))
+        return Buffers(self.buffer_size_, self.n_features_in_,
+                       self.buffer_policy_ == "reservoir",
+                       start=tx.backup(self.buffer_start_), nnz=tx.backup(self.buffer_nnz_),
+                       values=self.buffer_values_, indices=self.buffer_indices_,
+                       top=self.buffer_top_, **common)
+
+    def _pass(self, rows, y, index):
+        w = self._open_weights()
+        rule = self._rule(w, self._scratch(self._scratch_shape(rows.n_features)))
+        buffers = self._open_buffers()
+        draws = (self.random_state_.random((rows.n_rows, 2))
+                 if self.buffer_policy_ == "reservoir" else None)
+        stop = run_arrivals(rows, y, buffers, rule, draws=draws, t0=self.t_)
+        while stop < rows.n_rows:  # the sparse pool is full: repack, then resume
+            values, indices = buffers.repack()
+            self._store_pool(values, indices, buffers.top)
+            stop = run_arrivals(rows, y, buffers, rule, draws=draws, start=stop, t0=self.t_)
+        if self.buffer_layout_ == "sparse":
+            self.buffer_top_ = int(buffers.top)
+        self.t_ += rows.n_rows
+        self.n_updates_ = int(rule.n_updates)
+        self._end_pass(rule)
+        self._store_weights(w)
+
+    def _end_pass(self, rule):
+        """After the arrivals (CBR: close the dense view, settle the covariance)."""
+
+    def _progress(self):
+        count = self.buffer_count_
+        return (f"arrivals {self.t_}, model updates {self.n_updates_}, buffers "
+                f"+{count[1]}/-{count[0]} of {self.buffer_size_}, ")
+
+    # ---- loaded state
+
+    def _check_state(self):
+        super()._check_state()
+        if self.weights_scale_ != 1.0:
+            raise ValueError("weights_scale_ must be 1 (these rules never rescale)")
+        self._check_layout()
+        self._check_counts()
+        if self.buffer_layout_ == "sparse":
+            self._check_pool()
+
+    def _check_layout(self):
+        present = {k for k in _DENSE + _SPARSE if k in self.__dict__}
+        needed = set(_DENSE if self.buffer_layout_ == "dense" else _SPARSE)
+        if present != needed:
+            raise ValueError(f"a {self.buffer_layout_} buffer layout needs exactly "
+                             f"{sorted(needed)}, got {sorted(present)}")
+
+    def _check_counts(self):
+        M = self.buffer_size_
+        count, seen, head = self.buffer_count_, self.buffer_seen_, self.buffer_head_
+        if int(seen.sum()) != self.t_:
+            raise ValueError(f"buffer_seen_ {seen.tolist()} does not add up to t_ = {self.t_}")
+        if not np.array_equal(count, np.minimum(seen, M)):
+            raise ValueError(f"buffer_count_ {count.tolist()} is not min(buffer_seen_, "
+                             f"{M})")
+        fifo = self.buffer_policy_ == "fifo"
+        expected = np.where(fifo & (seen >= M), (seen - M) % M, 0)
+        if not np.array_equal(head, expected):
+            raise ValueError(f"buffer_head_ {head.tolist()} does not follow from "
+                             f"buffer_seen_ {seen.tolist()}")
+        arrival = self.buffer_arrival_.reshape(2, M)
+        live = np.arange(M) < count[:, None]
+        if (arrival[~live] != -1).any():
+            raise ValueError("buffer_arrival_ holds an arrival in an empty slot")
+        held = arrival[live]
+        if (held < 0).any() or (held >= self.t_).any() or np.unique(held).size != held.size:
+            raise ValueError(f"buffer_arrival_ must hold distinct arrivals in [0, {self.t_})")
+        if fifo:
+            for cls in (0, 1):
+                order = arrival[cls][(head[cls] + np.arange(count[cls])) % M]
+                if (np.diff(order) <= 0).any():
+                    raise ValueError("a FIFO buffer's arrivals must increase from its head")
+
+    def _check_pool(self):
+        M, d, top = self.buffer_size_, self.n_features_in_, self.buffer_top_
+        start, nnz = self.buffer_start_.reshape(2, M), self.buffer_nnz_.reshape(2, M)
+        live = np.arange(M) < self.buffer_count_[:, None]
+        if (start[~live] != 0).any() or (nnz[~live] != 0).any():
+            raise ValueError("an empty buffer slot points into the pool")
+        values, indices = self.buffer_values_, self.buffer_indices_
+        if values.size != indices.size:
+            raise ValueError(f"buffer_values_ and buffer_indices_ differ in length "
+                             f"({values.size}, {indices.size})")
+        if top > values.size:
+            raise ValueError(f"buffer_top_ = {top} beyond the pool of {values.size} values")
+        first, size = start[live], nnz[live]
+        if (first + size > top).any():
+            raise ValueError(f"a buffer slot points beyond the pool's {top} stored values")
+        order = np.argsort(first, kind="stable")
+        if (first[order][1:] < (first + size)[order][:-1]).any():
+            raise ValueError("buffer slots overlap in the pool")
+        if (values[top:] != 0).any() or (indices[top:] != 0).any():
+            raise ValueError("the pool beyond buffer_top_ must be zero")
+        # every stored row: column indices in [0, d), strictly increasing
+        first, size = first[order], size[order]
+        row_start = np.repeat(np.cumsum(size) - size, size)
+        positions = np.repeat(first, size) + np.arange(int(size.sum())) - row_start
+        stored = indices[positions]
+        follows = np.arange(stored.size)[1:] != row_start[1:]
+        if stored.size and (stored.min() < 0 or stored.max() >= d
+                            or (stored[1:][follows] <= stored[:-1][follows]).any()):
+            raise ValueError(f"a buffered row's column indices are not increasing "
+                             f"within [0, {d})")
+
+
+class _ConfidenceWeighted(_Buffered):
+    """Parameters shared by CBR and CBR-diag (SCW-I on pair differences)."""
+
+    # the parameter choosing between the default reading and the printed one
+    _reading = ("beta_form", ("scw", "dissertation"))
+
+    def _check_params(self):
+        super()._check_params()
+        check_positive("eta", self.eta)
+        if not 0.5 < self.eta < 1.0:
+            raise ValueError(f"eta must lie in (0.5, 1): it is the confidence "
+                             f"probability (phi = Phi^-1(eta) > 0); got {self.eta!r}")
+        name, choices = self._reading
+        check_choice(name, getattr(self, name), choices)
+
+    def _scw(self):
+        """The SCW-I constants: ``C`` and ``phi = Phi^-1(eta)``."""
+        return Scw(float(self.C), NormalDist().inv_cdf(float(self.eta)))
+
+    def _printed(self):
+        """Whether the dissertation's printed formula is asked for."""
+        name, choices = self._reading
+        return getattr(self, name) == choices[1]
+
+
+_COMMON_PARAMS = """\
+    buffer_size : int, default={size}
+        Capacity of each of the two buffers (M+ = M- = M), at most 10**6.
+{size_note}
+    buffer : {{"fifo", "reservoir"}}, default={policy!r}
+        Buffer policy: reservoir sampling (Vitter's Algorithm R, as in Khalid 2019,
+        Alg. 5) or first-in-first-out.
+    max_state_bytes : int or None, default=None
+        Refuse a model whose state (weights{extra_state}, buffers) would exceed this
+        many bytes; None means 4 GiB. Dense input is buffered as a ``(2M, d)``
+        block; sparse input only stores nonzeros.
+    random_state : int, numpy Generator or None, default=None
+        Seed of the reservoir draws (two uniforms per arrival); unused by FIFO.
+        The same seed gives the same model, bit for bit, for dense and CSR input.
+    verbose : int, default=0
+        Print one progress line per ``fit``/``partial_fit`` call (arrivals, model
+        updates, buffer fill, ``||w||``, AUC on the chunk, time).
+    pos_label : label or None, default=None
+        Which label is positive; default the larger of the two.
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (n_features,)
+        The ranking vector ({vector}), read from ``weights_`` on access.
+    intercept_ : float
+        ``-threshold`` of the training OPTROC point (of the last chunk for
+        ``partial_fit``); ranks do not depend on it.
+    classes_ : ndarray of shape (2,)
+        ``[negative label, positive label]``.
+    n_features_in_ : int
+    t_ : int
+        Rows received so far.
+    n_updates_ : int
+        Pair updates applied ({updates}).
+    weights_ : ndarray of shape (n_features, {columns})
+{weights_note}
+    buffer_count_, buffer_seen_ : ndarray of shape (2,)
+        Rows held in / received by the [negative, positive] buffer.
+    buffer_arrival_ : ndarray of shape (2 * buffer_size,)
+        Arrival index (0-based ``t``) of the row in each slot, -1 when empty.
+    buffer_layout_ : {{"dense", "sparse"}}
+        Buffer storage, chosen by the first chunk's input form: a dense block
+        ``buffer_rows_`` or a pooled CSR ring (``buffer_start_``, ``buffer_nnz_``,
+        ``buffer_values_``, ``buffer_indices_``, ``buffer_top_``).
+"""
+
+
+def _documented(size, policy, size_note, vector, updates, columns=1, column_note="",
+                extra_state="", attrs=""):
+    """Append the parameters and attributes every buffered learner shares."""
+    indent = " " * 8
+
+    def deco(cls):
+        weights_note = (f"The weight primitive's state: column 0 is the ranking vector"
+                        f"{column_note}.")
+        cls.__doc__ = (cls.__doc__.rstrip() + "\n" + _COMMON_PARAMS.format(
+            size=size, policy=policy, vector=vector, updates=updates, columns=columns,
+            extra_state=extra_state,
+            size_note=textwrap.fill(size_note, 84, initial_indent=indent,
+                                    subsequent_indent=indent),
+            weights_note=textwrap.fill(weights_note, 84, initial_indent=indent,
+                                       subsequent_indent=indent)) + attrs)
+        return cls
+
+    return deco
+
+
+_OAM_UPDATES = "pairs with a positive loss"
+
+
+@_documented(100, "reservoir", "100 per class as recommended by Zhao et al.; Khalid "
+             "(2019, Ch.4) uses 50.", "w", _OAM_UPDATES)
+class OAMSeq(_Buffered):
+    """OAM_seq: online AUC maximization with buffers, sequential PA-I updates.
+
+    Zhao, Hoi, Jin & Yang, Online AUC Maximization, ICML 2011 (the sequential
+    update), the first-order baseline of Khalid, Scalable Large Margin Pairwise
+    Learning Algorithms, PhD dissertation, 2019 (Tables 4.3, 4.5). For each row
+    ``x`` of the opposite buffer, in order, with ``u = y_t (x_t - x)``::
+
+        l = max(0, 1 - w.u);  if l > 0:  w <- w + min(C_t, l / ||u||^2) u
+
+    the exact minimiser of ``1/2 ||w - w_i||^2 + C_t max(0, 1 - w.u)``, with
+    ``C_t = C max(1, M_opp^t / M_opp)``: the opposite class's rows received so far
+    over its buffer capacity (a full buffer stands in for all of them). Pairs with
+    ``u = 0`` are skipped. Cost per arrival O(M (nnz(x_t) + nnz(x))); nothing is
+    dense.
+
+    Parameters
+    ----------
+    C : float, default=1.0
+        Penalty C (aggressiveness of the PA-I step). Khalid (2019, Sec. 4.5.2) tunes
+        it on ``2^[-10:10]`` by 3-fold CV; 1.0 is the middle of that grid.
+    """
+
+    _aucopt_name = "oam_seq"
+
+    def __init__(self, C=1.0, buffer_size=100, buffer="reservoir", random_state=None,
+                 verbose=0, pos_label=None, max_state_bytes=None):
+        self.C = C
+        self.buffer_size = buffer_size
+        self.buffer = buffer
+        self.random_state = random_state
+        self.verbose = verbose
+        self.pos_label = pos_label
+        self.max_state_bytes = max_state_bytes
+
+    def _rule(self, w, scratch):
+        return OamSeq(w, scratch, float(self.C), n_updates=self.n_updates_)
+
+
+@_documented(100, "reservoir", "100 per class as recommended by Zhao et al.", "w",
+             "pairs with margin ``<= 1``")
+class OAMGra(OAMSeq):
+    """OAM_gra: online AUC maximization with buffers, one gradient step per arrival.
+
+    Zhao, Hoi, Jin & Yang, Online AUC Maximization, ICML 2011 (the gradient
+    update). With ``w_t`` frozen at the arrival::
+
+        for x in B_opp:  if y_t w_t.(x_t - x) <= 1:  w <- w + C_t y_t (x_t - x) / 2
+
+    (``<= 1`` and the factor 1/2 as in the reviewed algorithm), ``C_t = C max(1,
+    M_opp^t / M_opp)`` as for OAM_seq. Cost per arrival O(M (nnz(x_t) + nnz(x))).
+
+    Parameters
+    ----------
+    C : float, default=1.0
+        Step weight C; tuned on ``2^[-10:10]`` by 3-fold CV (Khalid 2019).
+    """
+
+    _aucopt_name = "oam_gra"
+
+    def _rule(self, w, scratch):
+        return OamGra(w, scratch, float(self.C), self.buffer_size_,
+                      n_updates=self.n_updates_)
+
+
+@_documented(50, "fifo", "50 per class as in Khalid (2019, Sec. 4.5.2); FIFO (CBR_FIFO) "
+             "is the variant the dissertation finds best and reruns in Ch.7, "
+             "``buffer='reservoir'`` gives CBR_RS.", "mu", "pairs with a positive loss",
+             extra_state=", covariance",
+             attrs="    covariance_ : ndarray of shape (n_features, n_features)\n"
+                   "        Sigma, symmetric.\n")
+class CBR(_ConfidenceWeighted):
+    """CBR: confidence-weighted bipartite ranking with a full covariance.
+
+    Khalid, Scalable Large Margin Pairwise Learning Algorithms, PhD dissertation,
+    2019, Sec. 4.3 (Alg. 4-6, Prop. 1): soft confidence-weighted learning (SCW-I of
+    Wang, Zhao & Hoi, Exact Soft Confidence-Weighted Learning, ICML 2012) on the
+    pair difference. The ranker is ``N(mu, Sigma)``, ``mu = 0``, ``Sigma = I`` at
+    the start; for each row ``x`` of the opposite buffer, with ``z = x_t - x``,
+    ``v = z' Sigma z`` and ``m = y_t mu.z``::
+
+        alpha = min(C, max(0, (-m psi + sqrt(m^2 phi^4/4 + v phi^2 zeta)) / (v zeta)))
+        u     = (-alpha v phi + sqrt(alpha^2 v^2 phi^2 + 4 v))^2 / 4
+        beta  = alpha phi / (sqrt(u) + v alpha phi)
+        mu    <- mu + alpha y_t Sigma z
+        Sigma <- Sigma - beta (Sigma z)(Sigma z)'
+
+    with ``phi = Phi^-1(eta)``, ``psi = 1 + phi^2/2``, ``zeta = 1 + phi^2``. The
+    covariance update is the outer product ``Sigma z z' Sigma`` and ``beta`` takes
+    SCW's form (Prop. 1 prints ``z' z`` between the Sigmas and ``alpha phi /
+    sqrt(u + v alpha phi)``; ``beta_form="dissertation"`` reproduces the latter).
+    ``Sigma z`` is one BLAS ``dsymv``, the update one ``dsyr``: O(M d^2) per
+    arrival and a dense d x d state, so CBR is for low-dimensional data; use
+    ``cbr_diag`` for text. Pairs with ``v <= 0`` are skipped and ``alpha``,
+    ``sqrt(u)`` are computed without cancellation.
+
+    A ``partial_fit`` on a fitted model keeps its rank-one terms pending and writes
+    them into ``covariance_`` once the call has succeeded (its extra memory is the
+    terms, up to 20% of the covariance, then one copy); its model equals ``fit`` on
+    the whole stream to rounding.
+
+    Parameters
+    ----------
+    C : float, default=1.0
+        Penalty C of the SCW-I loss; tuned on ``2^[-10:10]`` by 3-fold CV
+        (Khalid 2019, Sec. 4.5.2).
+    eta : float, default=0.7
+        Confidence probability eta in (0.5, 1) (0.7 in Khalid 2019, so phi = 0.5244).
+    beta_form : {"scw", "dissertation"}, default="scw"
+        ``beta`` of SCW or as printed in the dissertation (for reproduction).
+    """
+
+    _aucopt_name = "cbr"
+    _state = {"covariance_": Array("f8", ("d", "d"))}
+    _features_fix = ("for high-dimensional data use cbr_diag (diagonal covariance, O(d) "
+                     "state, sparse updates), or raise max_state_bytes")
+
+    def __init__(self, C=1.0, eta=0.7, buffer_size=50, buffer="fifo", beta_form="scw",
+                 random_state=None, verbose=0, pos_label=None, max_state_bytes=None):
+        self.C = C
+        self.eta = eta
+        self.buffer_size = buffer_size
+        self.buffer = buffer
+        self.beta_form = beta_form
+        self.random_state = random_state
+        self.verbose = verbose
+        self.pos_label = pos_label
+        self.max_state_bytes = max_state_bytes
+
+    def _model_bytes(self, n_features):
+        return 8 * n_features * n_features
+
+    def _init_model(self, n_features):
+        self.covariance_ = np.eye(n_features)
+
+    def _scratch_shape(self, n_features):
+        return (3, n_features)  # the arrival, z, Sigma z: contiguous for BLAS
+
+    def _rule(self, w, scratch):
+        d = self.n_features_in_
+        limit = 0 if self._tx.fresh else int(PENDING_SHARE * d * d / (d + 1))
+        return CbrFull(w, self.covariance_, scratch, self._scw(),
+                       printed=self._printed(), n_updates=self.n_updates_,
+                       pending_limit=limit, on_limit=self._copy_covariance)
+
+    def _copy_covariance(self):
+        """The pending terms outgrew their share: keep one copy of the covariance
+        for the transaction and let the rule write it directly."""
+        self._tx.backup(self.covariance_)
+
+    def _end_pass(self, rule):
+        rule.finish()
+        if not rule.pending:
+            symmetrize(self.covariance_)
+            return
+        covariance = self.covariance_
+
+        def commit():
+            rule.flush()
+            symmetrize(covariance)
+
+        self._tx.defer(commit)
+
+    def _check_state(self):
+        super()._check_state()
+        if not np.array_equal(self.covariance_, self.covariance_.T):
+            raise ValueError("covariance_ is not symmetric")
+
+
+@_documented(50, "fifo", "50 per class; Khalid (2019) evaluates CBR-diag_FIFO only.", "mu",
+             "pairs with a positive loss", columns=2,
+             column_note=" ``mu``, column 1 the variance ``1/G`` (``variance_``)")
+class CBRDiag(_ConfidenceWeighted):
+    """CBR-diag: diagonal confidence-weighted bipartite ranking.
+
+    Khalid, Scalable Large Margin Pairwise Learning Algorithms, PhD dissertation,
+    2019, Sec. 4.4 (Prop. 2, Alg. 4-6). As CBR with a diagonal Gaussian; ``G`` is
+    the diagonal of ``Sigma^-1``, initialised to 1 (stored as the variance ``1 /
+    G``, which saves a division per coordinate). For each row ``x`` of the
+    opposite buffer, ``z = x_t - x``::
+
+        v = sum_i z_i^2 / G_i ;  m = y_t mu.z ;  alpha as in CBR
+        u = (-alpha v phi + sqrt(alpha^2 v^2 phi^2 + 4 v))^2 / 4
+        mu_i <- mu_i + alpha y_t z_i / G_i
+        G_i  <- G_i + (alpha phi / sqrt(u)) z_i^2                for i in supp(z)
+
+    the exact diagonal of the SCW precision update (``diag_update="precision"``;
+    Crammer, Dredze & Pereira's diagonal reading). ``diag_update="dissertation"``
+    applies Prop. 2 as printed: ``v = sum_i z_i^2 / (G_i + C)`` and ``G_i += beta
+    z_i^2`` with ``beta = alpha phi / sqrt(u + v alpha phi)``. Every operation
+    touches only the support of ``z``: O(M (nnz(x_t) + nnz(x))) per arrival on CSR
+    input, O(d) state -- the high-dimensional variant. Same numerical guards as CBR.
+
+    Parameters
+    ----------
+    C : float, default=1.0
+        Penalty C; tuned on ``2^[-10:10]`` by 3-fold CV (Khalid 2019, Sec. 4.5.2).
+    eta : float, default=0.7
+        Confidence probability eta in (0.5, 1).
+    diag_update : {"precision", "dissertation"}, default="precision"
+        Reading of Prop. 2; see above.
+    """
+
+    _aucopt_name = "cbr_diag"
+    _reading = ("diag_update", ("precision", "dissertation"))
+    _columns = 2
+    _state = weights_state(2)
+
+    def __init__(self, C=1.0, eta=0.7, buffer_size=50, buffer="fifo",
+                 diag_update="precision", random_state=None, verbose=0, pos_label=None,
+                 max_state_bytes=None):
+        self.C = C
+        self.eta = eta
+        self.buffer_size = buffer_size
+        self.buffer = buffer
+        self.diag_update = diag_update
+        self.random_state = random_state
+        self.verbose = verbose
+        self.pos_label = pos_label
+        self.max_state_bytes = max_state_bytes
+
+    def _init_model(self, n_features):
+        self.weights_[:, 1] = 1.0
+
+    @property
+    def variance_(self):
+        """``1 / G``: the diagonal of Sigma (read-only view of ``weights_[:, 1]``)."""
+        view = self.weights_[:, 1]
+        view.flags.writeable = False
+        return view
+
+    def _rule(self, w, scratch):
+        return CbrDiag(w, scratch, self._scw(),
+                       printed=self._printed(), n_updates=self.n_updates_)
+
+    def _check_state(self):
+        super()._check_state()
+        variance = self.weights_[:, 1]
+        if variance.size and not (variance.min() > 0.0 and variance.max() <= 1.0):
+            raise ValueError("the variance column of weights_ must lie in (0, 1]")
