@@ -167,7 +167,7 @@ def test_broken_plugin_raises_typed_error_and_breaks_nothing_else(plugin_path):
     assert err.value.name == "broken"
     assert err.value.distribution == "aucopt-test-plugin 1.2.3"
     assert aucopt.get("meandiff").shrink == 0.0
-    assert aucopt.get("sam").lam == 1e-4
+    assert aucopt.get("sam").rskip == 16
 
 
 def test_plugin_that_is_not_a_learner_is_refused(plugin_path):
@@ -229,11 +229,11 @@ def test_runtime_registration_cannot_shadow_builtins_even_first():
             aucopt.register("sam")(Mine)
         except ValueError as exc:
             print("refused:", exc)
-        print(aucopt.get("sam").lam, len(aucopt.available()) > 3)
+        print(aucopt.get("sam").rskip, len(aucopt.available()) > 3)
     ''')
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           env={**os.environ, "AUCOPT_DISABLE_PLUGINS": "1"})
     assert proc.returncode == 0, proc.stderr
     assert "refused: learner name 'sam' is already registered to the built-in SAM" \
         in proc.stdout
-    assert proc.stdout.strip().endswith("0.0001 True")
+    assert proc.stdout.strip().endswith("16 True")
