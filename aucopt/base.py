@@ -45,7 +45,7 @@ from aucopt._state import Array, Labels, Scalar, state_spec
 from aucopt._version import __version__
 from aucopt.exceptions import not_fitted_error
 from aucopt.metrics import optroc_accuracy, roc_auc
-from aucopt.validation import check_X, check_y, row_source
+from aucopt.validation import check_X, check_y, order_stream, row_source
 
 __all__ = ["Learner", "BaseLearner", "OnlineMixin", "DIVERGED"]
 
@@ -170,6 +170,8 @@ class BaseLearner(Estimator):
     }
     # the parameter to name when a fit diverges
     _divergence_hint = "lower the step size"
+    # consumes rows in the given order: has `shuffle` and `random_state` parameters
+    _shuffles = False
 
     def __sklearn_tags__(self):
         # only scikit-learn calls this, so it is installed when we get here
@@ -232,16 +234,24 @@ class BaseLearner(Estimator):
 
     def _train(self, rows, y):
         """The skeleton: state, preparation once, then the passes (a fixed number,
-        or with ``n_epochs="auto"`` until the objective stalls)."""
+        or with ``n_epochs="auto"`` until the objective stalls). Learners that
+        consume rows in order (``_shuffles``) see them in a fresh random order each
+        pass when ``shuffle`` is set (``fit`` only: ``partial_fit`` keeps the
+        caller's order, a stream is a stream)."""
         self._init_state(rows.n_features)
         self._prepare(rows, y)
-        if getattr(self, "n_epochs", None) == "auto":
-            self._train_until_stalled(rows, y)
-            return
-        for index in range(self._n_passes()):
-            self._run_pass(rows, y, index)
-        if "n_epochs" in self.get_params():
-            self.stop_reason_ = "n_epochs"
+        if self._shuffles and self.shuffle:
+            self._order_rng = order_stream(self.random_state)
+        try:
+            if getattr(self, "n_epochs", None) == "auto":
+                self._train_until_stalled(rows, y)
+                return
+            for index in range(self._n_passes()):
+                self._run_pass(rows, y, index)
+            if "n_epochs" in self.get_params():
+                self.stop_reason_ = "n_epochs"
+        finally:
+            self.__dict__.pop("_order_rng", None)
 
     def _train_until_stalled(self, rows, y):
         """Passes until the training objective stalls (``n_epochs="auto"``).
@@ -297,7 +307,12 @@ class BaseLearner(Estimator):
         """Pass ``index`` of this call, the divergence check, the objective on
         ``monitor`` (rows, labels) when given, the ``verbose`` line."""
         start = time.perf_counter()
-        self._pass(rows, y, index)
+        shuffle = self.__dict__.get("_order_rng")
+        if shuffle is not None:
+            order = shuffle.permutation(rows.n_rows)
+            self._pass(rows.take(order), y[order], index)
+        else:
+            self._pass(rows, y, index)
         self._invalidate()
         self._check_diverged(rows)
         self.n_passes_ = getattr(self, "n_passes_", 0) + 1

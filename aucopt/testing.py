@@ -56,8 +56,10 @@ def _seeded(learner):
     return "random_state" in learner.get_params()
 
 
-def _with_seed(learner, seed=0):
-    return _clone(learner, random_state=seed) if _seeded(learner) else _clone(learner)
+def _with_seed(learner, seed=0, **params):
+    if _seeded(learner):
+        params["random_state"] = seed
+    return _clone(learner, **params)
 
 
 def fitted_state(learner):
@@ -144,18 +146,20 @@ def check_streaming(learner):
     if mode is None or not hasattr(learner, "partial_fit"):
         return
     X, y = contract_data(3)
+    # a stream is taken in its order: compare with a fit that does not shuffle
+    keep = {"shuffle": False} if "shuffle" in learner.get_params() else {}
     if mode == "chunks":
-        fitted = _with_seed(learner).fit(X, y)
-        stream = _with_seed(learner)
+        fitted = _with_seed(learner, **keep).fit(X, y)
+        stream = _with_seed(learner, **keep)
         for start in range(0, X.shape[0], 23):
             stop = start + 23
             stream.partial_fit(sp.csr_matrix(X[start:stop]), y[start:stop], classes=[0, 1])
     else:
         n_epochs = 3
-        fitted = _with_seed(learner, 0)
+        fitted = _with_seed(learner, 0, **keep)
         fitted.set_params(n_epochs=n_epochs)
         fitted.fit(X, y)
-        stream = _with_seed(learner, 0)
+        stream = _with_seed(learner, 0, **keep)
         for _ in range(n_epochs):
             stream.partial_fit(sp.csr_matrix(X), y, classes=[0, 1])
     np.testing.assert_array_equal(stream.coef_, fitted.coef_,

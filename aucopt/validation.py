@@ -23,7 +23,8 @@ import scipy.sparse as sp
 from aucopt._kernels._rows import NotCanonical, RowSource, csr_status
 from aucopt.exceptions import DataConversionWarning
 
-__all__ = ["check_X", "check_y", "check_random_state", "check_seed", "row_source",
+__all__ = ["check_X", "check_y", "check_random_state", "check_seed", "order_stream",
+           "row_source",
            "check_positive",
            "check_count", "check_choice", "check_fraction", "check_state_bytes",
            "MAX_STATE_BYTES"]
@@ -231,6 +232,22 @@ def check_random_state(random_state):
         return np.random.default_rng(random_state)
     raise TypeError(f"random_state must be None, an int, a numpy Generator or "
                     f"RandomState, got {type(random_state).__name__}")
+
+
+def order_stream(random_state):
+    """A generator for shuffling rows, independent of the learner's own draws.
+
+    An int (or SeedSequence) seeds a child stream of that seed (so the shuffle does
+    not reuse the numbers of ``check_random_state(random_state)``); a Generator is
+    used as is; None draws fresh entropy.
+    """
+    if isinstance(random_state, np.random.Generator):
+        return random_state
+    if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool):
+        return np.random.default_rng(np.random.SeedSequence(int(random_state)).spawn(1)[0])
+    if isinstance(random_state, np.random.SeedSequence):
+        return np.random.default_rng(random_state.spawn(1)[0])
+    return check_random_state(random_state)
 
 
 def check_seed(random_state):

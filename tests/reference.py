@@ -535,3 +535,135 @@ def prsvm_line_min_ref(w, s, X, y, C):
         if f < best_f:
             best_t, best_f = t, f
     return best_t, best_f
+
+
+
+def fsauc_omega1_ref(v, R, Rk):
+    """Projection of ``v = (w, a, b)`` onto FSAUC's / SOLAM's Omega1 =
+    {||w|| <= R, |a| <= Rk, |b| <= Rk}: scale w to the ball, clip a and b."""
+    v = np.array(v, dtype=np.float64)
+    norm = np.linalg.norm(v[:-2])
+    if norm > R:
+        v[:-2] *= R / norm
+    v[-2:] = np.clip(v[-2:], -Rk, Rk)
+    return v
+
+
+def fsauc_dykstra_ref(u, c, R, Rk, r, n_iter=20000):
+    """Projection of ``u`` onto Omega1 ∩ Ball(c, r) by Dykstra's alternating
+    projections (converges to the exact projection onto the intersection)."""
+    x = np.array(u, dtype=np.float64)
+    p = np.zeros_like(x)
+    q = np.zeros_like(x)
+    for _ in range(n_iter):
+        y_ = fsauc_omega1_ref(x + p, R, Rk)
+        p = x + p - y_
+        z = y_ + q - c
+        norm = np.linalg.norm(z)
+        x_new = c + z * min(1.0, r / norm) if norm > 0 else c.copy()
+        q = y_ + q - x_new
+        if np.array_equal(x_new, x):
+            break
+        x = x_new
+    return x
+
+
+def fsauc_project_ref(u, c, R, Rk, r):
+    """Projection of ``u`` onto Omega1 ∩ Ball(c, r) (c in Omega1) on explicit vectors:
+    ``P_Omega1(c + t (u - c))`` with the largest t in [0, 1] whose point lies within r
+    of c, found by 200 bisection steps (the characterisation is checked against
+    :func:`fsauc_dykstra_ref` in the tests)."""
+    def point(t):
+        return fsauc_omega1_ref(c + t * (u - c), R, Rk)
+    if np.linalg.norm(point(1.0) - c) <= r:
+        return point(1.0)
+    lo, hi = 0.0, 1.0
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        if np.linalg.norm(point(mid) - c) <= r:
+            lo = mid
+        else:
+            hi = mid
+    return point(lo)
+
+
+def fsauc_stage_ref(X, y, order, w1, a1, b1, alpha1, eta, R, kappa, r, D):
+    """One PDSG stage of FSAUC (Liu et al. 2018) over X[order], on dense vectors.
+
+    Per step: class sums/counts and p_hat = T+/t including the row; gradients of
+    SOLAM's F (:func:`saddle_grads_ref`); (w, a, b) descends and is projected onto
+    Omega1 ∩ Ball((w1, a1, b1), r) (:func:`fsauc_project_ref`); alpha ascends and is
+    clipped to [-2R kappa, 2R kappa] ∩ [alpha1 - D, alpha1 + D]. Returns
+    ``(w_avg, a_avg, b_avg, sums, (n_neg, n_pos), (w, a, b, alpha))``, the averages
+    over the pre-update iterates v_1 .. v_T."""
+    X = np.asarray(X, dtype=np.float64)
+    d = X.shape[1]
+    Rk = R * kappa
+    c = np.concatenate([w1, [a1, b1]])
+    v = c.copy()
+    alpha = alpha1
+    sums = np.zeros((2, d))
+    counts = [0, 0]
+    v_sum = np.zeros(d + 2)
+    for t, i in enumerate(order, start=1):
+        cls = 1 if y[i] > 0 else 0
+        counts[cls] += 1
+        sums[cls] += X[i]
+        p = counts[1] / t
+        v_sum += v
+        dw, da, db, dal = saddle_grads_ref(v[:d], v[d], v[d + 1], alpha, X[i], y[i], p)
+        u = v - eta * np.concatenate([dw, [da, db]])
+        alpha = min(max(alpha + eta * dal, -2 * Rk, alpha1 - D), 2 * Rk, alpha1 + D)
+        v = fsauc_project_ref(u, c, R, Rk, r)
+    T = len(order)
+    avg = v_sum / T
+    return avg[:d], avg[d], avg[d + 1], sums, (counts[0], counts[1]), (v[:d], v[d], v[d + 1],
+                                                                        alpha)
+
+
+def fsauc_ref(X, y, order, R, G, kappa, delta=0.1, steps="lemma"):
+    """FSAUC (Liu et al. 2018) on dense rows, samples X[order], written out:
+    m = max(1, floor(log2(2n / log2 n) / 2) - 1) stages of n0 = n // m samples;
+    R_0 = 2 sqrt(1 + 2 kappa^2) R, beta_0 = 1 + 8 kappa^2, D_0 = 2 sqrt(2) kappa R_0;
+    stage k: eta = sqrt(beta) R_{k-1} / (G sqrt(2 n0)) (``steps="halving"``: that value
+    in stage 1, then half the previous eta), :func:`fsauc_stage_ref` from the
+    previous stage's average, alpha_k = (mean of negatives - mean of positives) . w_k
+    (clipped to |alpha| <= 2 R kappa), R_k = R_{k-1}/2, then beta, D from Lemma 1 with
+    the positive rate of all samples so far (beta kept and D = inf when a denominator
+    is <= 0). Returns the last stage's average w."""
+    n = len(order)
+    m = max(1, int(np.floor(0.5 * np.log2(2 * n / np.log2(n)))) - 1)
+    n0 = n // m
+    r = 2 * np.sqrt(1 + 2 * kappa ** 2) * R
+    beta = 1 + 8 * kappa ** 2
+    D = 2 * np.sqrt(2) * kappa * r
+    w = np.zeros(np.shape(X)[1])
+    a = b = alpha = 0.0
+    n_pos = n_seen = 0
+    L = np.log(12 / delta)
+    eta1 = np.sqrt(beta) * r / (G * np.sqrt(2 * n0))
+    for k in range(m):
+        if steps == "lemma":
+            eta = np.sqrt(beta) * r / (G * np.sqrt(2 * n0))
+        else:
+            eta = eta1 / 2 ** k
+        stage = order[k * n0:(k + 1) * n0]
+        w, a, b, sums, (cn, cp), _ = fsauc_stage_ref(X, y, stage, w, a, b, alpha, eta, R,
+                                                     kappa, r, D)
+        a = min(max(a, -R * kappa), R * kappa)
+        b = min(max(b, -R * kappa), R * kappa)
+        if cn > 0 and cp > 0:
+            alpha = (sums[0] / cn - sums[1] / cp) @ w
+            alpha = min(max(alpha, -2 * R * kappa), 2 * R * kappa)
+        n_pos += cp
+        n_seen += cn + cp
+        r = r / 2
+        q = min(n_pos / n_seen, 1 - n_pos / n_seen)
+        if q - np.sqrt(2 * L / n0) > 0 and q * n0 - np.sqrt(2 * n0 * L) > 0:
+            beta = (1 + 8 * kappa ** 2 + 32 * kappa ** 2 * (1 + 2 * kappa) ** 2
+                    * (2 + np.sqrt(2 * L)) ** 2 / (q - np.sqrt(2 * L / n0)))
+            D = (2 * np.sqrt(2) * kappa * r + 4 * np.sqrt(2) * kappa * (2 + np.sqrt(2 * L))
+                 * (1 + 2 * kappa) * R / np.sqrt(q * n0 - np.sqrt(2 * n0 * L)))
+        else:
+            D = np.inf
+    return w
