@@ -45,7 +45,7 @@ from aucopt._state import Array, Labels, Scalar, state_spec
 from aucopt._version import __version__
 from aucopt.exceptions import not_fitted_error
 from aucopt.metrics import optroc_accuracy, roc_auc
-from aucopt.validation import check_X, check_y, order_stream, row_source
+from aucopt.validation import check_X, check_y, order_stream, row_scale, row_source
 
 __all__ = ["Learner", "BaseLearner", "OnlineMixin", "DIVERGED"]
 
@@ -172,6 +172,10 @@ class BaseLearner(Estimator):
     _divergence_hint = "lower the step size"
     # consumes rows in the given order: has `shuffle` and `random_state` parameters
     _shuffles = False
+    # parameters that may be "auto": name -> rule(s, rows) giving the value from the
+    # data (s = the mean squared row norm, ``row_scale_``); the value in use is the
+    # fitted attribute ``<name>_``, fixed by the first data a model sees
+    _auto_params = {}
 
     def __sklearn_tags__(self):
         # only scikit-learn calls this, so it is installed when we get here
@@ -239,6 +243,7 @@ class BaseLearner(Estimator):
         pass when ``shuffle`` is set (``fit`` only: ``partial_fit`` keeps the
         caller's order, a stream is a stream)."""
         self._init_state(rows.n_features)
+        self._resolve_auto(rows)
         self._prepare(rows, y)
         if self._shuffles and self.shuffle:
             self._order_rng = order_stream(self.random_state)
@@ -404,7 +409,22 @@ class BaseLearner(Estimator):
 
     @classmethod
     def _state_spec(cls):
-        return state_spec(cls)
+        spec = state_spec(cls)
+        if cls._auto_params:
+            spec["row_scale_"] = Scalar(float, low=0.0)
+            for name in cls._auto_params:
+                spec[name + "_"] = Scalar(float, low=0.0)
+        return spec
+
+    def _resolve_auto(self, rows):
+        """Fix the data-derived parameters (``_auto_params``) on the first data."""
+        if not self._auto_params or "row_scale_" in self.__dict__:
+            return
+        self.row_scale_ = row_scale(rows)
+        for name, rule in self._auto_params.items():
+            value = getattr(self, name)
+            auto = isinstance(value, str) and value == "auto"
+            setattr(self, name + "_", float(rule(self.row_scale_, rows) if auto else value))
 
     def _state_dims(self):
         """Sizes of the named dimensions of the declared state (``"d"``, ...)."""
@@ -520,6 +540,7 @@ class OnlineMixin:
             rows = self._input_rows(X, fit_map=first)
             if first:
                 self._init_state(rows.n_features)
+                self._resolve_auto(rows)
             self._prepare(rows, y_pm)
             self._run_pass(rows, y_pm)
             self._finish(rows, y_pm)

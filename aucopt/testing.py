@@ -150,7 +150,11 @@ def check_streaming(learner):
     keep = {"shuffle": False} if "shuffle" in learner.get_params() else {}
     if mode == "chunks":
         fitted = _with_seed(learner, **keep).fit(X, y)
-        stream = _with_seed(learner, **keep)
+        # data-derived ("auto") parameters are fixed by the first data a model sees:
+        # the first chunk for a stream, all rows for fit; give the stream fit's values
+        resolved = {name: fitted.__dict__[name + "_"]
+                    for name in getattr(type(learner), "_auto_params", {})}
+        stream = _with_seed(learner, **keep, **resolved)
         for start in range(0, X.shape[0], 23):
             stop = start + 23
             stream.partial_fit(sp.csr_matrix(X[start:stop]), y[start:stop], classes=[0, 1])

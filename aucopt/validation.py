@@ -24,7 +24,7 @@ from aucopt._kernels._rows import NotCanonical, RowSource, csr_status
 from aucopt.exceptions import DataConversionWarning
 
 __all__ = ["check_X", "check_y", "check_random_state", "check_seed", "order_stream",
-           "row_source",
+           "row_source", "row_scale",
            "check_positive",
            "check_count", "check_choice", "check_fraction", "check_state_bytes",
            "MAX_STATE_BYTES"]
@@ -275,6 +275,13 @@ def row_source(X, norms=True):
         X = X.copy()
         X.sum_duplicates()
         return RowSource(X, norms)
+
+
+def row_scale(rows):
+    """Mean squared row norm of a row source (1.0 for all-zero rows): the scale
+    that data-derived step sizes and regularisation strengths are measured against."""
+    s = float(rows.norms().mean()) if rows.n_rows else 0.0
+    return s if s > 0.0 else 1.0
 
 
 # --------------------------------------------------------------------------- parameters

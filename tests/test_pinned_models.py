@@ -66,7 +66,7 @@ RTOL = {"opaucr": 1e-12, "solam": 1e-9}
 def _fit(name, params, X, y):
     cls = aucopt.registry.get_class(name)
     accepted = cls().get_params()
-    extra = {"shuffle": False} if "shuffle" in accepted else {}
+    extra = {"shuffle": False} if "shuffle" in accepted else {}  # the pinned tree's order
     return aucopt.get(name, **params, **extra).fit(X, y)
 
 

@@ -14,10 +14,11 @@ import numpy as np
 
 from aucopt._kernels._weights import ElasticNetWeights, Weights
 from aucopt._state import Array, Scalar
-from aucopt.validation import check_count, check_positive
+from aucopt.validation import check_count, check_positive, check_seed
 
 __all__ = ["WeightsModel", "ElasticNetModel", "weights_state", "settle", "writable",
-           "EPOCH_PARAMS", "check_epochs", "row_scale", "ROW_SCALE_STATE"]
+           "EPOCH_PARAMS", "check_epochs", "SHUFFLE_PARAMS", "check_shuffle",
+           "auto_or_positive"]
 
 # A pass of at least d / SETTLE_RATIO steps folds the weight vector's scale at its
 # end: the O(d) fold is then amortised over the pass's O(nnz) steps.
@@ -52,6 +53,30 @@ EPOCH_PARAMS = """
         Most passes with ``n_epochs="auto"``."""
 
 
+SHUFFLE_PARAMS = """
+    shuffle : bool, default=True
+        ``fit`` presents the rows in a random order (seeded by ``random_state``);
+        ``partial_fit`` keeps the caller's order (a stream is a stream). Without it
+        a learner that consumes rows in order and is fed a file stored sorted by
+        label learns one class at a time and returns a near-chance model.
+    random_state : int, numpy Generator or None, default=None
+        Seed of the shuffle{extra}; the same seed gives the same model, bit for
+        bit, for dense and CSR input."""
+
+
+def check_shuffle(learner):
+    """``shuffle`` (a bool) and ``random_state``."""
+    if not isinstance(learner.shuffle, (bool, np.bool_)):
+        raise TypeError(f"shuffle must be True or False, got {learner.shuffle!r}")
+    check_seed(learner.random_state)
+
+
+def auto_or_positive(name, value, allow_zero=False):
+    """``value`` is "auto" or a finite number > 0 (>= 0 with ``allow_zero``)."""
+    if not (isinstance(value, str) and value == "auto"):
+        check_positive(name, value, allow_zero=allow_zero)
+
+
 def check_epochs(learner):
     """``n_epochs`` ("auto" or >= 1), ``tol``, ``n_iter_no_change``, ``max_epochs``."""
     if not (isinstance(learner.n_epochs, str) and learner.n_epochs == "auto"):
@@ -59,16 +84,6 @@ def check_epochs(learner):
     check_positive("tol", learner.tol, allow_zero=True)
     check_count("n_iter_no_change", learner.n_iter_no_change)
     check_count("max_epochs", learner.max_epochs)
-
-
-ROW_SCALE_STATE = {"row_scale_": Scalar(float, low=0.0)}
-
-
-def row_scale(rows):
-    """Mean squared row norm of ``rows`` (1.0 for all-zero rows): the scale that
-    data-derived step sizes and regularisation strengths are measured against."""
-    s = float(rows.norms().mean()) if rows.n_rows else 0.0
-    return s if s > 0.0 else 1.0
 
 
 def writable(array):

@@ -33,12 +33,11 @@ from aucopt._kernels._square import ClassSums
 from aucopt._kernels._weights import Weights, dense_scores
 from aucopt._state import Array, Generator, Scalar
 from aucopt.base import BaseLearner
-from aucopt.learners._common import (ROW_SCALE_STATE, WeightsModel, row_scale, settle,
-                                     weights_state)
+from aucopt.learners._common import WeightsModel, settle, weights_state
 from aucopt.learners._fsauc_core import fsauc_fit
 from aucopt.learners.square import _Streaming, class_sum_state, open_class_sums, tail_doc
 from aucopt.validation import (check_choice, check_count, check_fraction, check_positive,
-                               check_random_state, check_seed, row_source)
+                               check_random_state, check_seed, row_scale, row_source)
 
 __all__ = ["SOLAM", "SPAM", "SPDAM", "FSAUC"]
 
@@ -560,8 +559,8 @@ class FSAUC(WeightsModel, BaseLearner):
     _family = "saddle-point SGD (staged)"
     _limits = "dense or sparse, any d"
     _divergence_hint = "lower R"
-    _state = {**weights_state(1), "R_": Scalar(float, low=0.0),
-              "n_stages_": Scalar(int, low=1), **ROW_SCALE_STATE}
+    _state = {**weights_state(1), "n_stages_": Scalar(int, low=1)}
+    _auto_params = {"R": lambda s, rows: 10.0 / math.sqrt(s)}
 
     def __init__(self, R="auto", G=None, n_passes=1, delta=0.1, steps="halving",
                  random_state=None, verbose=0, pos_label=None):
@@ -596,10 +595,6 @@ class FSAUC(WeightsModel, BaseLearner):
     def _init_state(self, n_features):
         self._init_weights(n_features)
         self.intercept_ = 0.0
-
-    def _prepare(self, rows, y):
-        self.row_scale_ = row_scale(rows)
-        self.R_ = 10.0 / math.sqrt(self.row_scale_) if self.R == "auto" else float(self.R)
 
     def _pass(self, rows, y, index):
         w, info = fsauc_fit(rows, y, R=self.R_, G=self.G, n_passes=int(self.n_passes),

@@ -34,12 +34,11 @@ from aucopt._kernels._pairwise import (HingeProx, Schedule, Subgradient, hinge_p
                                        square_prox_pairs)
 from aucopt._state import Generator, Scalar
 from aucopt.base import BaseLearner, OnlineMixin
-from aucopt.learners._common import (EPOCH_PARAMS, ROW_SCALE_STATE, ElasticNetModel,
-                                     WeightsModel, check_epochs, row_scale, settle,
-                                     weights_state)
+from aucopt.learners._common import (EPOCH_PARAMS, ElasticNetModel, WeightsModel,
+                                     auto_or_positive, check_epochs, settle, weights_state)
 from aucopt.learners._objectives import mean_pair_hinge, mean_pair_square
 from aucopt.validation import (check_choice, check_count, check_positive, check_random_state,
-                               check_seed, row_source)
+                               check_seed, row_scale, row_source)
 
 # Pairs are drawn and handed to the kernel in blocks: bounded memory whatever n.
 PAIR_BLOCK = 1 << 16
@@ -61,11 +60,6 @@ def _check_common(learner):
     check_seed(learner.random_state)
 
 
-def _auto_or_positive(name, value, allow_zero=False):
-    if not (isinstance(value, str) and value == "auto"):
-        check_positive(name, value, allow_zero=allow_zero)
-
-
 class _PairwiseSGD(OnlineMixin, BaseLearner):
     """Shared by the pairwise SGD learners.
 
@@ -78,25 +72,14 @@ class _PairwiseSGD(OnlineMixin, BaseLearner):
     _state = {
         "t_": Scalar(int, low=0),
         "random_state_": Generator(),
-        "lam_": Scalar(float, low=0.0),
-        **ROW_SCALE_STATE,
     }
     _divergence_hint = "raise lam"
     _family = "pairwise SGD"
     _limits = "dense or sparse, any d"
-    _lam_per_scale = 1e-4  # lam="auto" is this times the mean squared row norm
 
     def _prepare(self, rows, y):
         self._pos = np.flatnonzero(y > 0)
         self._neg = np.flatnonzero(y < 0)
-        if "row_scale_" not in self.__dict__:  # fixed by the first call of a stream
-            self.row_scale_ = row_scale(rows)
-            self.lam_ = (self._lam_per_scale * self.row_scale_ if self.lam == "auto"
-                         else float(self.lam))
-            self._init_schedule(rows)
-
-    def _init_schedule(self, rows):
-        """Data-derived constants beyond ``lam_`` (none by default)."""
 
     def _progress(self):
         return f"steps {self.t_}, "
@@ -122,7 +105,7 @@ class _HingeSGD(WeightsModel, _PairwiseSGD):
         return spec
 
     def _check_params(self):
-        _auto_or_positive("lam", self.lam)
+        auto_or_positive("lam", self.lam)
         if self.t0 is not None:
             check_positive("t0", self.t0, allow_zero=True)
         check_count("rskip", self.rskip)
@@ -135,9 +118,13 @@ class _HingeSGD(WeightsModel, _PairwiseSGD):
         if self.rcount_ > self.rskip:
             raise ValueError(f"rcount_ = {self.rcount_} exceeds rskip = {self.rskip}")
 
-    def _init_schedule(self, rows):
-        self.t0_ = ((self.lam_ / self.row_scale_) ** -0.75 if self.t0 is None
-                    else float(self.t0))
+    _auto_params = {"lam": lambda s, rows: 1e-4 * s}
+
+    def _prepare(self, rows, y):
+        super()._prepare(rows, y)
+        if "t0_" not in self.__dict__:  # fixed by the first data, like lam_
+            self.t0_ = ((self.lam_ / self.row_scale_) ** -0.75 if self.t0 is None
+                        else float(self.t0))
 
     def search_space(self, X):
         """The grid :class:`aucopt.model_selection.GridSearch` tries by default on
@@ -417,8 +404,8 @@ class AdaDSGD(ElasticNetModel, _PairwiseSGD):
     """
 
     _aucopt_name = "adadsgd"
-    _lam_per_scale = 1e-5
-    _state = {"eta_": Scalar(float, low=0.0)}
+    _auto_params = {"lam": lambda s, rows: 1e-5 * s,
+                    "eta": lambda s, rows: 0.1 / (rows.max_sqnorm() or 1.0)}
 
     def __init__(self, eta="auto", lam="auto", l1_ratio=0.5, penalty="elasticnet",
                  l2_form="half", m0=1000, growth=2.0, inner="alg1", n_epochs="auto",
@@ -447,8 +434,8 @@ class AdaDSGD(ElasticNetModel, _PairwiseSGD):
         return {"lam": [c * s for c in (1e-7, 1e-6, 1e-5, 1e-4, 1e-3)]}
 
     def _check_params(self):
-        _auto_or_positive("eta", self.eta)
-        _auto_or_positive("lam", self.lam, allow_zero=True)
+        auto_or_positive("eta", self.eta)
+        auto_or_positive("lam", self.lam, allow_zero=True)
         check_positive("l1_ratio", self.l1_ratio, allow_zero=True)
         if self.l1_ratio > 1:
             raise ValueError(f"l1_ratio must be in [0, 1], got {self.l1_ratio!r}")
@@ -471,13 +458,6 @@ class AdaDSGD(ElasticNetModel, _PairwiseSGD):
         l1 = self.lam_ * self.l1_ratio if self.penalty == "elasticnet" else 0.0
         l2 = self.lam_ - l1
         return l1, (2.0 * l2 if self.l2_form == "printed" else l2)
-
-    def _init_schedule(self, rows):
-        if isinstance(self.eta, str):
-            max_sq = rows.max_sqnorm()
-            self.eta_ = 0.1 / max_sq if max_sq > 0 else 0.1
-        else:
-            self.eta_ = float(self.eta)
 
     def _objective(self, rows, y):
         """Half the mean pairwise square loss plus the elastic net of the returned model."""
