@@ -172,9 +172,9 @@ class BaseLearner(Estimator):
     _divergence_hint = "lower the step size"
     # consumes rows in the given order: has `shuffle` and `random_state` parameters
     _shuffles = False
-    # parameters that may be "auto": name -> rule(s, rows) giving the value from the
-    # data (s = the mean squared row norm, ``row_scale_``); the value in use is the
-    # fitted attribute ``<name>_``, fixed by the first data a model sees
+    # parameters that may be "auto": name -> rule(learner, s, rows) giving the value
+    # from the data (s = the mean squared row norm, ``row_scale_``); the value in use
+    # is the fitted attribute ``<name>_``, fixed by the first data a model sees
     _auto_params = {}
 
     def __sklearn_tags__(self):
@@ -424,7 +424,7 @@ class BaseLearner(Estimator):
         for name, rule in self._auto_params.items():
             value = getattr(self, name)
             auto = isinstance(value, str) and value == "auto"
-            setattr(self, name + "_", float(rule(self.row_scale_, rows) if auto else value))
+            setattr(self, name + "_", float(rule(self, self.row_scale_, rows) if auto else value))
 
     def _state_dims(self):
         """Sizes of the named dimensions of the declared state (``"d"``, ...)."""

@@ -229,7 +229,8 @@ class OPAUC(_CovarianceLearner):
 
     _aucopt_name = "opauc"
     _state = weights_state(1)
-    _auto_params = {"eta": lambda s, rows: 2.0 ** -3 / s, "lam": lambda s, rows: 1e-4 * s}
+    _auto_params = {"eta": lambda self, s, rows: 2.0 ** -3 / s,
+                    "lam": lambda self, s, rows: 1e-4 * s}
 
     def __init__(self, eta="auto", lam="auto", shuffle=True, random_state=None,
                  max_state_bytes=None, verbose=0, pos_label=None):
@@ -298,7 +299,8 @@ class AdaOAM(_CovarianceLearner):
     _aucopt_name = "adaoam"
     _columns = 2
     _state = weights_state(2)
-    _auto_params = {"eta": lambda s, rows: 0.1 / math.sqrt(s), "lam": lambda s, rows: 1e-4 * s}
+    _auto_params = {"eta": lambda self, s, rows: 0.1 / math.sqrt(s),
+                    "lam": lambda self, s, rows: 1e-4 * s}
 
     def __init__(self, eta="auto", lam="auto", delta=0.5, shuffle=True, random_state=None,
                  max_state_bytes=None, verbose=0, pos_label=None):
@@ -559,7 +561,7 @@ class UniExp(_OnePass):
 
     _aucopt_name = "uni_exp"
     _state = {**weights_state(1), "class_count_": Array("f8", (2,), low=0.0)}
-    _auto_params = {"eta": lambda s, rows: 2.0 ** -4 / (rows.max_sqnorm() or 1.0)}
+    _auto_params = {"eta": lambda self, s, rows: 2.0 ** -4 / (rows.max_sqnorm() or 1.0)}
 
     def __init__(self, eta="auto", shuffle=True, random_state=None, verbose=0,
                  pos_label=None):

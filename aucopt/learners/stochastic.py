@@ -118,7 +118,7 @@ class _HingeSGD(WeightsModel, _PairwiseSGD):
         if self.rcount_ > self.rskip:
             raise ValueError(f"rcount_ = {self.rcount_} exceeds rskip = {self.rskip}")
 
-    _auto_params = {"lam": lambda s, rows: 1e-4 * s}
+    _auto_params = {"lam": lambda self, s, rows: 1e-4 * s}
 
     def _prepare(self, rows, y):
         super()._prepare(rows, y)
@@ -404,8 +404,8 @@ class AdaDSGD(ElasticNetModel, _PairwiseSGD):
     """
 
     _aucopt_name = "adadsgd"
-    _auto_params = {"lam": lambda s, rows: 1e-5 * s,
-                    "eta": lambda s, rows: 0.1 / (rows.max_sqnorm() or 1.0)}
+    _auto_params = {"lam": lambda self, s, rows: 1e-5 * s,
+                    "eta": lambda self, s, rows: 0.1 / (rows.max_sqnorm() or 1.0)}
 
     def __init__(self, eta="auto", lam="auto", l1_ratio=0.5, penalty="elasticnet",
                  l2_form="half", m0=1000, growth=2.0, inner="alg1", n_epochs="auto",
