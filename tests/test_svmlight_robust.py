@@ -281,7 +281,8 @@ class _ReadOnly:
 _SCRATCH = []  # one directory per process for the files of path containers
 
 
-def _scratch_dir():
+def scratch_dir():
+    """This process's directory for the files of path containers (created once)."""
     if not _SCRATCH:
         _SCRATCH.append(tempfile.TemporaryDirectory(prefix="aucopt-svmlight-"))
     return _SCRATCH[0].name
@@ -296,24 +297,30 @@ def _open_input(text, container, tmpdir=None):
     if container == "reader":
         return _ReadOnly(text)
     compress = {"path": bytes, "gz": gzip.compress, "bz2": bz2.compress, "xz": lzma.compress}
-    path = os.path.join(tmpdir or _scratch_dir(),
+    path = os.path.join(tmpdir or scratch_dir(),
                         "case.svm" + ("" if container == "path" else "." + container))
     with open(path, "wb") as fh:
         fh.write(compress[container](text))
     return path
 
 
-class block_size:
-    """Context manager: read and parse files in blocks of ``n`` bytes."""
+class reader_sizes:
+    """Context manager: read files in blocks of ``block`` bytes and start the
+    parser's buffers at ``capacity`` rows and entries (small: they grow often)."""
 
-    def __init__(self, n):
-        self.n = n
+    def __init__(self, block=1 << 20, capacity=None):
+        self.sizes = {"_BLOCK_SIZE": block}
+        if capacity is not None:
+            self.sizes["_FIRST_CAPACITY"] = (capacity, capacity)
 
     def __enter__(self):
-        self.old, _svmlight._BLOCK_SIZE = _svmlight._BLOCK_SIZE, self.n
+        self.old = {k: getattr(_svmlight, k) for k in self.sizes}
+        for k, v in self.sizes.items():
+            setattr(_svmlight, k, v)
 
     def __exit__(self, *exc):
-        _svmlight._BLOCK_SIZE = self.old
+        for k, v in self.old.items():
+            setattr(_svmlight, k, v)
 
 
 def bits(a):
@@ -345,12 +352,12 @@ def assert_matches_reference(X, y, ref):
 
 
 def check_case(text, n_features=None, zero_based="auto", container="bytes", block=1 << 20,
-               chunk_size=None):
+               capacity=None, chunk_size=None):
     """Load ``text`` as the reference says: same rows, or ValueError on the same line.
 
     ``container`` picks how the reader gets the text (:data:`CONTAINERS`),
-    ``block`` the read block size, and ``chunk_size`` checks
-    :func:`iter_svmlight` too (chunks stacked = the reference rows). Returns
+    ``block`` and ``capacity`` set :class:`reader_sizes`, and ``chunk_size``
+    checks :func:`iter_svmlight` too (chunks stacked = the reference rows). Returns
     "accepted" or "rejected"; raises AssertionError on any disagreement.
     """
     try:
@@ -358,7 +365,7 @@ def check_case(text, n_features=None, zero_based="auto", container="bytes", bloc
     except ReferenceError_ as exc:
         ref, ref_line = None, exc.line
     kwargs = dict(n_features=n_features, zero_based=zero_based)
-    with block_size(block):
+    with reader_sizes(block, capacity):
         try:
             X, y = load_svmlight(_open_input(text, container), **kwargs)
         except ValueError as exc:
@@ -400,26 +407,25 @@ def _check_chunks(f, kwargs, chunk_size, ref, ref_line, seekable):
 
 _CASE = dict(container=st.sampled_from(CONTAINERS),
              block=st.sampled_from([1, 2, 3, 7, 64, 1 << 20]),
+             capacity=st.sampled_from([1, 2, 5, None]),
              chunk_size=st.sampled_from([None, 1, 2, 5, 50_000]))
 
 
 @settings(max_examples=300, deadline=None)
 @given(rnd=st.randoms(use_true_random=False), **_CASE)
-def test_valid_files_match_the_reference(rnd, container, block, chunk_size):
+def test_valid_files_match_the_reference(rnd, **case):
     text = join_lines(rnd, random_lines(rnd))
     note(repr(text))
-    check_case(text, **random_options(rnd, text), container=container, block=block,
-               chunk_size=chunk_size)
+    check_case(text, **random_options(rnd, text), **case)
 
 
 @settings(max_examples=300, deadline=None)
 @given(rnd=st.randoms(use_true_random=False), **_CASE)
-def test_invalid_files_raise_on_the_reference_line(rnd, container, block, chunk_size):
+def test_invalid_files_raise_on_the_reference_line(rnd, **case):
     text = random_invalid(rnd)
     note(repr(text))
     options = random_options(rnd, text) if rnd.random() < 0.3 else {}
-    assert check_case(text, **options, container=container, block=block,
-                      chunk_size=chunk_size) == "rejected"
+    assert check_case(text, **options, **case) == "rejected"
 
 
 @settings(max_examples=150, deadline=None)
@@ -556,9 +562,9 @@ def _sample_text(n_rows=400, seed=0):
 def test_iter_chunks_stack_to_load(tmp_path, container):
     text = _sample_text()
     X, y = load_svmlight(text)
-    for block in (1, 5, 64, 4096, 1 << 20):
+    for block, capacity in ((1, 1), (5, 3), (64, None), (4096, 2), (1 << 20, None)):
         for chunk_size in (1, 7, 100, 398, 399, 50_000):
-            with block_size(block):
+            with reader_sizes(block, capacity):
                 f = _open_input(text, container, tmp_path)
                 one_pass = {"n_features": X.shape[1], "zero_based": False}
                 chunks = list(iter_svmlight(f, chunk_size, **(
@@ -581,7 +587,7 @@ def test_iter_error_line_is_that_of_the_whole_file(options):
     with pytest.raises(ValueError, match=r"^line 301: value 'x' of feature 4"):
         load_svmlight(text, **options)
     got = []
-    with block_size(64), pytest.raises(ValueError, match=r"^line 301: value 'x'"):
+    with reader_sizes(64), pytest.raises(ValueError, match=r"^line 301: value 'x'"):
         for X, _ in iter_svmlight(text, 40, **options):
             got.append(X.shape[0])
     rows_before = sum(1 for line in lines[:300] if line.split(b"#")[0].strip())
@@ -624,7 +630,7 @@ def test_iter_corner_cases():
 
 def test_line_longer_than_a_block():
     line = b"1 " + b" ".join(b"%d:%d" % (i, i) for i in range(1, 3000)) + b"\n"
-    with block_size(16):
+    with reader_sizes(16):
         X, _ = load_svmlight(io.BytesIO(b"-1 5:5\n" + line + b"1 7:7"))
     assert X.shape == (3, 2999) and X.nnz == 3001
     assert X.indices[1:3000].tolist() == list(range(2999))
@@ -692,8 +698,8 @@ def test_dump_comment_is_utf8_and_round_trips():
 def test_rows_before_a_row_needing_int64_indices_are_kept():
     # the parser switches to 64-bit indices mid-block and re-reads only that row
     text = b"1\n2 1:1\n0 4611686018427387903:0 # needs int64\n-1 1:1 3000000000:2\n"
-    for block in (1, 1 << 20):
-        with block_size(block):
+    for block, capacity in ((1, 1), (1, None), (1 << 20, 1), (1 << 20, None)):
+        with reader_sizes(block, capacity):
             X, y = load_svmlight(text, zero_based=False)
         assert y.tolist() == [1, 2, 0, -1]
         assert X.indptr.tolist() == [0, 0, 1, 2, 4]

@@ -88,10 +88,6 @@ MAX_INDEX = _MAX_INDEX
 cdef int64_t _INT32_MAX = 2147483647
 cdef uint64_t _TWO53 = (<uint64_t>1) << 53
 
-# First capacity of a parser's buffers (rows, stored entries); they grow by 1.5x.
-cdef Py_ssize_t _FIRST_ROWS = 1024
-cdef Py_ssize_t _FIRST_NNZ = 16384
-
 
 # Byte classes: 1 = blank (space, \t, \v, \f, \r), 2 = newline, 4 = '#'.
 # A token ends at any of them.
@@ -339,6 +335,9 @@ cdef class Parser:
     store : bool
         ``False`` drops the rows after each :meth:`feed` and only keeps the
         statistics (a scan of the file in bounded memory).
+    first_rows, first_nnz : int
+        First capacity of the buffers, in rows and stored entries; they grow
+        by 1.5x when full.
 
     Attributes
     ----------
@@ -369,6 +368,8 @@ cdef class Parser:
     cdef bint start_wide
     cdef bint store
     cdef bint reject_zero
+    cdef Py_ssize_t first_rows
+    cdef Py_ssize_t first_nnz
     cdef int64_t limit
     cdef int64_t soft_limit
     cdef readonly Py_ssize_t line
@@ -382,7 +383,8 @@ cdef class Parser:
     cdef readonly int64_t err_value
 
     def __cinit__(self, int64_t limit, int64_t soft_limit, bint reject_zero=False,
-                  bint wide=False, bint store=True):
+                  bint wide=False, bint store=True, Py_ssize_t first_rows=1024,
+                  Py_ssize_t first_nnz=16384):
         self.limit = limit
         self.soft_limit = soft_limit
         self.reject_zero = reject_zero
@@ -391,7 +393,9 @@ cdef class Parser:
         self.line = 1
         self.max_index = -1
         self.err_token = b""
-        self._reserve(_FIRST_ROWS, _FIRST_NNZ)
+        self.first_rows = max(first_rows, 1)
+        self.first_nnz = max(first_nnz, 1)
+        self._reserve(self.first_rows, self.first_nnz)
 
     def __dealloc__(self):
         free(self.labels)
@@ -500,7 +504,8 @@ cdef class Parser:
         # room for a next chunk a quarter larger than this one: typically one
         # allocation per buffer and chunk, no growth (growing a buffer through
         # the C heap can leave the old copy there, resident)
-        self._reserve(max(rows + rows // 4, _FIRST_ROWS), max(nnz + nnz // 4, _FIRST_NNZ))
+        self._reserve(max(rows + rows // 4, self.first_rows),
+                      max(nnz + nnz // 4, self.first_nnz))
         return out
 
 

@@ -25,6 +25,7 @@ _INT32_MAX = np.iinfo(np.int32).max
 _E = _kernel.ERROR_CODES
 MAX_INDEX = _kernel.MAX_INDEX  # largest feature index a file may contain: 2**62 - 1
 _BLOCK_SIZE = 1 << 20  # bytes read (and parsed) at a time
+_FIRST_CAPACITY = (1024, 16384)  # rows, stored entries a parser starts with (grows 1.5x)
 _ALL_ROWS = sys.maxsize
 
 _COMPRESSED = {".gz": (gzip.open, "gzip"), ".bz2": (bz2.open, "bzip2"),
@@ -294,7 +295,8 @@ def _new_parser(n_features, zero_based, store=True):
     return _kernel.Parser(min(hard, MAX_INDEX), min(soft, MAX_INDEX),
                           reject_zero=zero_based is False,
                           wide=n_features is not None and n_features > _INT32_MAX,
-                          store=store)
+                          store=store, first_rows=_FIRST_CAPACITY[0],
+                          first_nnz=_FIRST_CAPACITY[1])
 
 
 def _feed(source, parser, n_features, zero_based, chunk_rows=_ALL_ROWS):
