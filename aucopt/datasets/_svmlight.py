@@ -458,10 +458,13 @@ def iter_svmlight(f, chunk_size=50_000, n_features=None, zero_based="auto",
     Raises
     ------
     ValueError
-        On malformed input (``line N: ...``), on a truncated or corrupt
-        compressed file, or when a non-seekable file object would need the
-        extra pass described below. The error is raised when iteration
-        reaches it; chunks before it have been yielded.
+        Bad options, or a non-seekable file object that would need the
+        extra pass described below: raised by the call. Malformed input
+        (``line N: ...``) or a truncated or corrupt compressed file: raised
+        when iteration reaches it (during the extra pass, or after yielding
+        the chunks before it).
+    FileNotFoundError
+        If a path does not exist (raised when iteration starts).
 
     Notes
     -----
@@ -471,6 +474,10 @@ def iter_svmlight(f, chunk_size=50_000, n_features=None, zero_based="auto",
     decompression for compressed files); the rows are then read in a second
     pass. Pass both ``n_features`` and ``zero_based`` to read the file once.
     A file holding no rows yields nothing.
+
+    Memory: the chunk being built, one block of about a megabyte of text,
+    and whatever the caller keeps of earlier chunks (in a plain ``for``
+    loop, the previous chunk until the next one is ready).
 
     Examples
     --------
