@@ -500,8 +500,8 @@ def test_unknown_dataset():
 
 
 def test_public_api():
-    for name in ["load_svmlight", "dump_svmlight", "binarize", "Scaler", "scale",
-                 "load", "list_datasets", "split"]:
+    for name in ["load_svmlight", "iter_svmlight", "dump_svmlight", "binarize", "Scaler",
+                 "scale", "load", "list_datasets", "split"]:
         obj = getattr(datasets, name)
         assert name in datasets.__all__
         assert obj.__doc__ and "Parameters" in obj.__doc__ or name == "list_datasets"

@@ -1,11 +1,13 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
-"""Single-pass svmlight / LIBSVM text parser.
+"""Streaming svmlight / LIBSVM text parser.
 
-The caller (``aucopt.datasets._svmlight``) reads the whole file into one
-``bytes`` object, allocates output arrays from cheap upper bounds (number of
-newlines + 1 rows, number of ``':'`` bytes non-zeros) and calls :func:`parse`.
-The hot loop walks the raw bytes with a pointer; no Python object is created
-per line or per token.
+The caller (``aucopt.datasets._svmlight``) reads the file in blocks that end
+at a line end and feeds them to a :class:`Parser`, which appends the rows to
+growable CSR buffers allocated with C ``realloc`` (capacity not yet written
+costs no resident memory, and with glibc a large buffer grows by remapping
+its pages rather than copying them). :meth:`Parser.take` hands the buffers
+over to numpy arrays of the exact size without copying. The hot loop walks the raw
+bytes with a pointer; no Python object is created per line or per token.
 
 Numbers are converted with an exact fast path (Clinger 1990: an integer
 mantissa m <= 2**53 scaled by 10**e with |e| <= 22 is a single correctly
@@ -13,14 +15,19 @@ rounded IEEE operation) and otherwise with ``PyOS_string_to_double``, the
 locale-independent, correctly rounded routine behind Python's ``float()``.
 Both give results bit-identical to ``float(token)``.
 
-Errors are not raised here: :func:`parse` returns an error code, the 1-based
-line number and the byte span of the offending token, and the Python wrapper
-builds the message.
+Errors are not raised here: the parser stops, records an error code, the
+1-based line number of the whole file and the offending token, and the
+Python wrapper builds the message.
 """
+from cython.view cimport array as cvarray
 from libc.stdint cimport int32_t, int64_t, uint64_t
-from libc.stdlib cimport malloc, free
+from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memcpy
 from cpython.ref cimport PyObject
+
+from aucopt._kernels._interrupt cimport poll
+
+import numpy as np
 
 
 cdef extern from "Python.h":
@@ -28,6 +35,7 @@ cdef extern from "Python.h":
                                  PyObject *overflow_exception)
     PyObject *PyErr_Occurred()
     void PyErr_Clear()
+    const Py_ssize_t PY_SSIZE_T_MAX
 
 
 ctypedef fused index_t:
@@ -35,7 +43,7 @@ ctypedef fused index_t:
     int64_t
 
 
-# Error codes (mirrored in aucopt/datasets/_svmlight.py).
+# Error codes (mirrored by name in aucopt/datasets/_svmlight.py).
 cdef enum:
     OK = 0
     E_EXPECTED_PAIR = 1
@@ -47,8 +55,9 @@ cdef enum:
     E_MULTILABEL = 7
     E_DUPLICATE = 8
     E_INDEX_LIMIT = 9
-    E_NEED_INT64 = 10
+    E_NEED_INT64 = 10  # internal: the row is re-parsed with 64-bit indices
     E_HUGE_INDEX = 11
+    E_ZERO_INDEX = 12
 
 ERROR_CODES = {
     "OK": OK,
@@ -61,8 +70,8 @@ ERROR_CODES = {
     "MULTILABEL": E_MULTILABEL,
     "DUPLICATE": E_DUPLICATE,
     "INDEX_LIMIT": E_INDEX_LIMIT,
-    "NEED_INT64": E_NEED_INT64,
     "HUGE_INDEX": E_HUGE_INDEX,
+    "ZERO_INDEX": E_ZERO_INDEX,
 }
 
 cdef double[23] _POW10 = [
@@ -70,8 +79,12 @@ cdef double[23] _POW10 = [
     1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
 ]
 
-# Largest raw index accepted at all (keeps every later +1 / -1 safe in int64).
-cdef int64_t _HUGE_INDEX = (<int64_t>1) << 62
+# Largest raw (as written) feature index accepted: 2**62 - 1 keeps
+# n_features = index + 1 and every later shift far from int64 overflow.
+cdef int64_t _MAX_INDEX = ((<int64_t>1) << 62) - 1
+cdef int64_t _MAX_INDEX_DIV10 = _MAX_INDEX // 10
+cdef int64_t _MAX_INDEX_MOD10 = _MAX_INDEX % 10
+MAX_INDEX = _MAX_INDEX
 cdef int64_t _INT32_MAX = 2147483647
 cdef uint64_t _TWO53 = (<uint64_t>1) << 53
 
@@ -272,67 +285,271 @@ cdef inline void _sift_down(index_t *idx, double *val, Py_ssize_t root,
             break
 
 
-def parse(const unsigned char[::1] buf, double[::1] labels, index_t[::1] indptr,
-          index_t[::1] indices, double[::1] data, int64_t limit):
-    """Parse svmlight text into preallocated CSR buffers.
+cdef int _resize(void **p, Py_ssize_t n, Py_ssize_t itemsize) except -1:
+    """``realloc`` ``p[0]`` to ``n`` items (at least one), raising MemoryError on failure."""
+    cdef void *q
+    if n < 1:
+        n = 1
+    if n > PY_SSIZE_T_MAX // itemsize:
+        raise MemoryError(f"cannot allocate {n} items of {itemsize} bytes")
+    q = realloc(p[0], <size_t>(n * itemsize))
+    if q == NULL:
+        raise MemoryError(f"cannot allocate {n * itemsize} bytes")
+    p[0] = q
+    return 0
+
+
+cdef object _hand_over(void **p, Py_ssize_t n, object dtype):
+    """numpy array of the first ``n`` items of ``p[0]``, which it then owns (``p[0]`` becomes NULL)."""
+    cdef Py_ssize_t itemsize = np.dtype(dtype).itemsize
+    cdef cvarray owner
+    if n == 0:
+        free(p[0])
+        p[0] = NULL
+        return np.empty(0, dtype=dtype)
+    _resize(p, n, itemsize)  # shrink to the exact size: in place, no copy
+    owner = cvarray(shape=(n * itemsize,), itemsize=1, format="B", allocate_buffer=False)
+    owner.data = <char *> p[0]
+    owner.callback_free_data = free
+    p[0] = NULL
+    return np.frombuffer(owner, dtype=dtype)
+
+
+cdef class Parser:
+    """Append svmlight rows to growable CSR buffers, one block of lines at a time.
 
     Parameters
     ----------
-    buf : bytes
-        The whole file content.
-    labels : float64 array, length >= number of lines
-    indptr : int32 or int64 array, length >= number of lines + 1
-    indices : same dtype as ``indptr``, length >= number of ``':'`` bytes
-    data : float64 array, same length as ``indices``
     limit : int
-        Largest raw (as written) feature index accepted; -1 for no limit.
+        Largest raw (as written) feature index accepted; a larger one stops
+        the parser with ``INDEX_LIMIT``.
+    soft_limit : int
+        Larger indices are accepted but the first one is remembered in
+        ``soft_line`` / ``soft_value`` (a limit that depends on whether the
+        file turns out to be zero-based).
+    reject_zero : bool
+        Index 0 stops the parser with ``ZERO_INDEX`` (one-based files).
+    wide : bool
+        Store 64-bit indices from the start; otherwise 32-bit ones are used
+        and widened in place when an index or the entry count needs it.
+    store : bool
+        ``False`` drops the rows after each :meth:`feed` and only keeps the
+        statistics (a scan of the file in bounded memory).
+    first_rows, first_nnz : int
+        First capacity of the buffers, in rows and stored entries; they grow
+        by 1.5x when full.
 
-    Returns
-    -------
-    tuple
-        ``(code, n_rows, nnz, min_index, max_index, first_zero_line,
-        max_index_line, err_line, err_start, err_end, err_value)``.
-        Indices are stored raw (not shifted); ``min_index`` is -1 when no
-        feature was read.  On error ``code`` is non-zero, ``err_line`` the
-        1-based line, ``err_start:err_end`` the byte span of the bad token and
-        ``err_value`` an index for duplicate / range errors.
+    Attributes
+    ----------
+    rows, nnz : int
+        Rows and stored entries held since the last :meth:`take`.
+    line : int
+        1-based number of the line the parser is on.
+    max_index : int
+        Largest raw index seen in the whole file so far, -1 when none.
+    first_zero_line : int
+        Line of the first index 0, 0 when none.
+    soft_line, soft_value : int
+        Line and value of the first index above ``soft_limit`` (0, 0 when none).
+    code, err_line, err_token, err_value
+        The error that stopped the parser (``code`` 0 when none): its line,
+        the offending token (bytes) and, for range and duplicate errors, the
+        index.
     """
-    cdef const unsigned char *base = &buf[0] if buf.shape[0] > 0 else NULL
-    cdef Py_ssize_t n = buf.shape[0]
-    cdef const unsigned char *p = base
+    cdef double *labels
+    cdef void *indptr
+    cdef void *indices
+    cdef double *data
+    cdef Py_ssize_t cap_rows  # labels hold cap_rows items, indptr cap_rows + 1
+    cdef Py_ssize_t cap_nnz
+    cdef readonly Py_ssize_t rows
+    cdef readonly Py_ssize_t nnz
+    cdef readonly bint wide
+    cdef bint start_wide
+    cdef bint store
+    cdef bint reject_zero
+    cdef Py_ssize_t first_rows
+    cdef Py_ssize_t first_nnz
+    cdef int64_t limit
+    cdef int64_t soft_limit
+    cdef readonly Py_ssize_t line
+    cdef readonly int64_t max_index
+    cdef readonly Py_ssize_t first_zero_line
+    cdef readonly Py_ssize_t soft_line
+    cdef readonly int64_t soft_value
+    cdef readonly int code
+    cdef readonly Py_ssize_t err_line
+    cdef readonly bytes err_token
+    cdef readonly int64_t err_value
+
+    def __cinit__(self, int64_t limit, int64_t soft_limit, bint reject_zero=False,
+                  bint wide=False, bint store=True, Py_ssize_t first_rows=1024,
+                  Py_ssize_t first_nnz=16384):
+        self.limit = limit
+        self.soft_limit = soft_limit
+        self.reject_zero = reject_zero
+        self.wide = self.start_wide = wide
+        self.store = store
+        self.line = 1
+        self.max_index = -1
+        self.err_token = b""
+        self.first_rows = max(first_rows, 1)
+        self.first_nnz = max(first_nnz, 1)
+        self._reserve(self.first_rows, self.first_nnz)
+
+    def __dealloc__(self):
+        free(self.labels)
+        free(self.indptr)
+        free(self.indices)
+        free(self.data)
+
+    cdef int _reserve(self, Py_ssize_t rows, Py_ssize_t nnz) except -1:
+        """Room for ``rows`` rows and ``nnz`` entries; grows by at least 1.5x."""
+        cdef Py_ssize_t isz = 8 if self.wide else 4
+        cdef Py_ssize_t cap
+        cdef bint first = self.indptr == NULL
+        if rows > self.cap_rows or first:
+            cap = max(rows, self.cap_rows + self.cap_rows // 2)
+            _resize(<void **> &self.labels, cap, 8)
+            _resize(&self.indptr, cap + 1, isz)
+            self.cap_rows = cap
+            if first:
+                if self.wide:
+                    (<int64_t *> self.indptr)[0] = 0
+                else:
+                    (<int32_t *> self.indptr)[0] = 0
+        if nnz > self.cap_nnz or self.indices == NULL:
+            cap = max(nnz, self.cap_nnz + self.cap_nnz // 2)
+            _resize(&self.indices, cap, isz)
+            _resize(<void **> &self.data, cap, 8)
+            self.cap_nnz = cap
+        return 0
+
+    cdef int _set_width(self, bint wide) except -1:
+        """Convert the stored indices and indptr to 64-bit (``wide``) or 32-bit, in place."""
+        cdef Py_ssize_t i
+        cdef int32_t *p32
+        cdef int64_t *p64
+        if wide == self.wide:
+            return 0
+        if wide:  # grow first, then widen from the end (never overwrites unread items)
+            _resize(&self.indices, self.cap_nnz, 8)
+            _resize(&self.indptr, self.cap_rows + 1, 8)
+            p32, p64 = <int32_t *> self.indices, <int64_t *> self.indices
+            for i in range(self.nnz - 1, -1, -1):
+                p64[i] = p32[i]
+            p32, p64 = <int32_t *> self.indptr, <int64_t *> self.indptr
+            for i in range(self.rows, -1, -1):
+                p64[i] = p32[i]
+        else:  # narrow from the front, then shrink (callers checked the values fit)
+            p32, p64 = <int32_t *> self.indices, <int64_t *> self.indices
+            for i in range(self.nnz):
+                p32[i] = <int32_t> p64[i]
+            p32, p64 = <int32_t *> self.indptr, <int64_t *> self.indptr
+            for i in range(self.rows + 1):
+                p32[i] = <int32_t> p64[i]
+            _resize(&self.indices, self.cap_nnz, 4)
+            _resize(&self.indptr, self.cap_rows + 1, 4)
+        self.wide = wide
+        return 0
+
+    def feed(self, const unsigned char[::1] buf, Py_ssize_t pos=0,
+             Py_ssize_t max_rows=PY_SSIZE_T_MAX):
+        """Parse the lines of ``buf[pos:]`` until the parser holds ``max_rows`` rows.
+
+        ``buf`` must end at a line end or at the end of the file (the last
+        line then needs no newline). Returns the position where parsing
+        stopped: ``len(buf)`` once the block is done, else the start of the
+        rest, to be fed after :meth:`take`. On a syntax error ``code`` is
+        set and the parser must be dropped.
+        """
+        cdef Py_ssize_t n = buf.shape[0]
+        if self.code != OK:
+            raise RuntimeError("Parser.feed after an error")
+        if pos < 0 or pos > n:
+            raise ValueError(f"pos={pos} is outside the block of {n} bytes")
+        if pos == n:
+            return n
+        while True:
+            if self.wide:
+                pos = _parse_lines(self, &buf[0], pos, n, max_rows, <int64_t *> NULL)
+            else:
+                pos = _parse_lines(self, &buf[0], pos, n, max_rows, <int32_t *> NULL)
+            if self.code != E_NEED_INT64:
+                break
+            self.code = OK
+            self._set_width(True)
+        if not self.store:
+            self.rows = 0
+            self.nnz = 0
+        return pos
+
+    def take(self, bint wide):
+        """The rows held, as exactly sized arrays ``(labels, indptr, indices, data)``.
+
+        The arrays take over the buffers (no copy); indices and indptr are
+        int64 when ``wide`` else int32 (the caller checked they fit). The
+        parser then starts over with empty buffers; line number and
+        statistics carry on.
+        """
+        cdef object idx_dtype = np.int64 if wide else np.int32
+        cdef Py_ssize_t rows = self.rows, nnz = self.nnz
+        self._set_width(wide)
+        out = (_hand_over(<void **> &self.labels, rows, np.float64),
+               _hand_over(&self.indptr, rows + 1, idx_dtype),
+               _hand_over(&self.indices, nnz, idx_dtype),
+               _hand_over(<void **> &self.data, nnz, np.float64))
+        self.rows = self.nnz = self.cap_rows = self.cap_nnz = 0
+        self.wide = self.start_wide
+        # room for a next chunk a quarter larger than this one: typically one
+        # allocation per buffer and chunk, no growth (growing a buffer through
+        # the C heap can leave the old copy there, resident)
+        self._reserve(max(rows + rows // 4, self.first_rows),
+                      max(nnz + nnz // 4, self.first_nnz))
+        return out
+
+
+cdef Py_ssize_t _parse_lines(Parser self, const unsigned char *base, Py_ssize_t pos,
+                             Py_ssize_t n, Py_ssize_t max_rows, index_t *width) except -1:
+    """The hot loop of :meth:`Parser.feed`; returns the stop position.
+
+    ``width`` is a NULL pointer whose type selects the index width stored.
+    """
+    cdef const unsigned char *p = base + pos
     cdef const unsigned char *end = base + n
-    cdef const unsigned char *ts
-    cdef const unsigned char *te
+    cdef const unsigned char *row_begin = p
+    cdef const unsigned char *ts = p
+    cdef const unsigned char *te = p
     cdef const unsigned char *colon
     cdef const unsigned char *q
-    cdef Py_ssize_t line = 1
-    cdef Py_ssize_t row = 0
-    cdef Py_ssize_t nnz = 0
-    cdef Py_ssize_t row_start, k
-    cdef Py_ssize_t max_rows = labels.shape[0]
-    cdef Py_ssize_t max_nnz = data.shape[0]
+    cdef Py_ssize_t line = self.line
+    cdef Py_ssize_t row = self.rows
+    cdef Py_ssize_t nnz = self.nnz
+    cdef Py_ssize_t row_start = nnz
+    cdef Py_ssize_t k
+    cdef double *labels = self.labels
+    cdef index_t *indptr = <index_t *> self.indptr
+    cdef index_t *indices = <index_t *> self.indices
+    cdef double *data = self.data
+    cdef Py_ssize_t cap_rows = self.cap_rows
+    cdef Py_ssize_t cap_nnz = self.cap_nnz
+    cdef int64_t limit = self.limit
+    cdef int64_t soft_limit = self.soft_limit
+    cdef bint reject_zero = self.reject_zero
+    cdef int64_t max_index = self.max_index
+    cdef Py_ssize_t first_zero_line = self.first_zero_line
+    cdef Py_ssize_t soft_line = self.soft_line
+    cdef int64_t soft_value = self.soft_value
+    cdef bint narrow = index_t is int32_t
     cdef int64_t idx, prev
-    cdef int64_t min_idx = -1
-    cdef int64_t max_idx = -1
-    cdef Py_ssize_t first_zero_line = 0
-    cdef Py_ssize_t max_idx_line = 0
     cdef bint unsorted
-    cdef bint index_is_32 = index_t is int32_t
     cdef unsigned int d
     cdef unsigned char c
     cdef double v
     cdef int code = OK
-    cdef Py_ssize_t err_start = 0
-    cdef Py_ssize_t err_end = 0
     cdef int64_t err_value = 0
 
-    if indptr.shape[0] < max_rows + 1 or indices.shape[0] < max_nnz:
-        raise ValueError("parse: output buffers have inconsistent sizes")
-    indptr[0] = 0
-    if n == 0:
-        return (OK, 0, 0, -1, -1, 0, 0, 0, 0, 0, 0)
-
-    while p < end:
+    while p < end and row < max_rows:
         # ---- start of a line: skip blanks, empty and comment-only lines
         c = p[0]
         if _is_ws(c):
@@ -348,6 +565,7 @@ def parse(const unsigned char[::1] buf, double[::1] labels, index_t[::1] indptr,
             continue
 
         # ---- label token
+        row_begin = p
         ts = p
         while p < end and not _is_term(p[0]):
             p += 1
@@ -362,15 +580,14 @@ def parse(const unsigned char[::1] buf, double[::1] labels, index_t[::1] indptr,
                 break
             q += 1
         if code != OK:
-            err_start = ts - base
-            err_end = te - base
             break
-        if row >= max_rows:
-            raise RuntimeError("parse: row buffer too small (internal error)")
+        if row >= cap_rows:
+            self._reserve(row + 1, nnz)
+            labels = self.labels
+            indptr = <index_t *> self.indptr
+            cap_rows = self.cap_rows
         if not _parse_double(ts, te, &labels[row]):
             code = E_BAD_LABEL
-            err_start = ts - base
-            err_end = te - base
             break
 
         # ---- index:value pairs up to the end of the line
@@ -398,7 +615,7 @@ def parse(const unsigned char[::1] buf, double[::1] labels, index_t[::1] indptr,
                 break
             if colon - ts == 3 and ts[0] == 113 and ts[1] == 105 and ts[2] == 100:
                 continue  # 'qid:N' is ignored
-            # index
+            # index: digits only, checked against the maximum before each step
             if colon == ts:
                 code = E_BAD_INDEX
                 break
@@ -412,26 +629,28 @@ def parse(const unsigned char[::1] buf, double[::1] labels, index_t[::1] indptr,
                 if d > 9:
                     code = E_BAD_INDEX
                     break
-                idx = idx * 10 + d
-                if idx > _HUGE_INDEX:
+                if idx >= _MAX_INDEX_DIV10 and (
+                        idx > _MAX_INDEX_DIV10 or d > _MAX_INDEX_MOD10):
                     code = E_HUGE_INDEX
                     break
+                idx = idx * 10 + d
                 q += 1
             if code != OK:
                 break
-            if limit >= 0 and idx > limit:
+            if idx > limit:
                 code = E_INDEX_LIMIT
                 err_value = idx
                 break
-            if index_is_32 and idx > _INT32_MAX:
+            if idx == 0 and reject_zero:
+                code = E_ZERO_INDEX
+                break
+            if narrow and (idx > _INT32_MAX or nnz >= _INT32_MAX):
                 code = E_NEED_INT64
                 break
             # value
             if not _parse_double(colon + 1, te, &v):
                 code = E_BAD_VALUE
                 break
-            if nnz >= max_nnz:
-                raise RuntimeError("parse: nnz buffer too small (internal error)")
             if idx <= prev:
                 if idx == prev:
                     code = E_DUPLICATE
@@ -439,19 +658,22 @@ def parse(const unsigned char[::1] buf, double[::1] labels, index_t[::1] indptr,
                     break
                 unsorted = True
             prev = idx
+            if nnz >= cap_nnz:
+                self._reserve(row + 1, nnz + 1)
+                indices = <index_t *> self.indices
+                data = self.data
+                cap_nnz = self.cap_nnz
             indices[nnz] = <index_t> idx
             data[nnz] = v
             nnz += 1
-            if idx > max_idx:
-                max_idx = idx
-                max_idx_line = line
-            if min_idx < 0 or idx < min_idx:
-                min_idx = idx
+            if idx > max_index:
+                max_index = idx
             if idx == 0 and first_zero_line == 0:
                 first_zero_line = line
+            if idx > soft_limit and soft_line == 0:
+                soft_line = line
+                soft_value = idx
         if code != OK:
-            err_start = ts - base
-            err_end = te - base
             break
 
         if unsorted:
@@ -462,13 +684,73 @@ def parse(const unsigned char[::1] buf, double[::1] labels, index_t[::1] indptr,
                     err_value = indices[k]
                     break
             if code != OK:
+                ts = te = row_begin
                 break
         row += 1
         indptr[row] = <index_t> nnz
         # the '\n' (if any) is consumed at the top of the loop
 
-    return (code, row, nnz, min_idx, max_idx, first_zero_line, max_idx_line,
-            line, err_start, err_end, err_value)
+    if code == E_NEED_INT64:
+        # keep the rows before this one; this one is parsed again with 64-bit
+        # indices (the statistics it updated are idempotent, and a row never
+        # spans a newline, so ``line`` stays right)
+        nnz = row_start
+        p = row_begin
+    self.line = line
+    self.max_index = max_index
+    self.first_zero_line = first_zero_line
+    self.soft_line = soft_line
+    self.soft_value = soft_value
+    self.rows = row
+    self.nnz = nnz
+    self.code = code
+    if code != OK and code != E_NEED_INT64:
+        self.err_line = line
+        self.err_token = (<const char *> ts)[:te - ts]
+        self.err_value = err_value
+    return p - base
+
+
+def check_csr(const index_t[::1] indptr, const index_t[::1] indices, int64_t n_rows,
+              int64_t n_cols):
+    """Describe the first violation of canonical CSR structure, or return None.
+
+    Checks ``len(indptr) == n_rows + 1``, ``indptr[0] == 0``,
+    ``indptr[-1] == len(indices)``, ``indptr`` non-decreasing, and within
+    each row indices strictly increasing in ``[0, n_cols)``; O(nnz).
+    """
+    cdef Py_ssize_t nnz = indices.shape[0]
+    cdef Py_ssize_t i, k, a, b
+    cdef Py_ssize_t bad_row = -1
+    cdef Py_ssize_t counter = 0
+    if indptr.shape[0] != n_rows + 1:
+        return f"indptr has {indptr.shape[0]} entries for {n_rows} rows"
+    if indptr[0] != 0 or indptr[n_rows] != nnz:
+        return (f"indptr runs from {indptr[0]} to {indptr[n_rows]} for {nnz} stored "
+                "entries")
+    with nogil:
+        for i in range(n_rows):
+            a = indptr[i]
+            b = indptr[i + 1]
+            if b < a or b > nnz:
+                bad_row = i
+                break
+            if a < b and (indices[a] < 0 or indices[b - 1] >= n_cols):
+                bad_row = i
+                break
+            for k in range(a + 1, b):
+                if indices[k] <= indices[k - 1]:
+                    bad_row = i
+                    break
+            if bad_row >= 0:
+                break
+            poll(&counter, b - a + 1)
+    if bad_row >= 0:
+        a, b = indptr[bad_row], indptr[bad_row + 1]
+        shown = np.asarray(indices[a:min(b, a + 10)]).tolist() if a <= b <= nnz else []
+        return (f"row {bad_row}: indptr {a} -> {b}, indices {shown} (must be strictly "
+                f"increasing in [0, {n_cols}))")
+    return None
 
 
 def parse_float(const unsigned char[::1] token):

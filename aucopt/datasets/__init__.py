@@ -1,7 +1,8 @@
 """Data sets and data handling for aucopt.
 
 Reading and writing svmlight / LIBSVM files
-    :func:`load_svmlight`, :func:`dump_svmlight`
+    :func:`load_svmlight`, :func:`iter_svmlight` (chunks in bounded memory),
+    :func:`dump_svmlight`
 Preparing a binary task
     :func:`binarize`, :class:`Scaler`, :func:`scale`, :func:`split`
 Bundled real data sets (a few hundred KB, see ``data/SOURCES.md``)
@@ -16,10 +17,11 @@ Examples
 """
 from ._bundled import list_datasets, load
 from ._preprocessing import Scaler, binarize, scale, split
-from ._svmlight import choose_index_dtype, dump_svmlight, load_svmlight
+from ._svmlight import choose_index_dtype, dump_svmlight, iter_svmlight, load_svmlight
 
 __all__ = [
     "load_svmlight",
+    "iter_svmlight",
     "dump_svmlight",
     "binarize",
     "Scaler",

@@ -1,22 +1,38 @@
-"""Reading and writing svmlight / LIBSVM text files."""
+"""Reading and writing svmlight / LIBSVM text files.
+
+The reader streams: the file is read in blocks of about a megabyte that end at
+a line end and each block is parsed into growable CSR buffers
+(:class:`aucopt._kernels._svmlight.Parser`), so no more than one block of the
+(decompressed) text is held at a time.
+"""
 import bz2
 import gzip
+import io
 import lzma
 import numbers
 import os
+import sys
+import zlib
 
 import numpy as np
 import scipy.sparse as sp
 
 from aucopt._kernels import _svmlight as _kernel
 
-__all__ = ["load_svmlight", "dump_svmlight", "choose_index_dtype"]
+__all__ = ["load_svmlight", "iter_svmlight", "dump_svmlight", "choose_index_dtype"]
 
 _INT32_MAX = np.iinfo(np.int32).max
 _E = _kernel.ERROR_CODES
+MAX_INDEX = _kernel.MAX_INDEX  # largest feature index a file may contain: 2**62 - 1
+_BLOCK_SIZE = 1 << 20  # bytes read (and parsed) at a time
+_FIRST_CAPACITY = (1024, 16384)  # rows, stored entries a parser starts with (grows 1.5x)
+_ALL_ROWS = sys.maxsize
 
-_OPENERS = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open, ".lzma": lzma.open}
-_MAGIC = ((b"\x1f\x8b", gzip.open), (b"BZh", bz2.open), (b"\xfd7zXZ\x00", lzma.open))
+_COMPRESSED = {".gz": (gzip.open, "gzip"), ".bz2": (bz2.open, "bzip2"),
+               ".xz": (lzma.open, "xz"), ".lzma": (lzma.open, "xz")}
+_MAGIC = ((b"\x1f\x8b", _COMPRESSED[".gz"]), (b"BZh", _COMPRESSED[".bz2"]),
+          (b"\xfd7zXZ\x00", _COMPRESSED[".xz"]))
+_STREAM_KINDS = ((gzip.GzipFile, "gzip"), (bz2.BZ2File, "bzip2"), (lzma.LZMAFile, "xz"))
 
 
 def choose_index_dtype(nnz, n_features):
@@ -42,65 +58,175 @@ def choose_index_dtype(nnz, n_features):
     return np.dtype(np.int64)
 
 
-def _read_bytes(f):
-    """Whole content of ``f`` (path, bytes-like or binary file object) as bytes."""
-    if isinstance(f, bytes):
-        return f
-    if isinstance(f, (bytearray, memoryview)):
-        return bytes(f)
-    if isinstance(f, (str, os.PathLike)):
-        path = os.fspath(f)
-        ext = os.path.splitext(os.fsdecode(path))[1].lower()
-        opener = _OPENERS.get(ext)
-        if opener is None:
-            with open(path, "rb") as fh:  # FileNotFoundError propagates as is
-                head = fh.read(6)
-                opener = next((o for magic, o in _MAGIC if head.startswith(magic)), None)
-                if opener is None:
-                    return head + fh.read()
-        with opener(path, "rb") as fh:
-            return fh.read()
-    if hasattr(f, "read"):
-        content = f.read()
-        if isinstance(content, str):
+# ---------------------------------------------------------------- input
+
+
+class _Source:
+    """The bytes of an svmlight file, delivered in blocks that end at a line end.
+
+    ``f`` is a path (plain, or gzip / bzip2 / xz compressed, recognised by
+    extension or magic bytes), a bytes-like object or a binary file object.
+    ``rereadable`` tells whether :meth:`blocks` may run more than once
+    (paths, bytes and seekable file objects).
+    """
+
+    def __init__(self, f):
+        self._data = self._path = self._file = None
+        if isinstance(f, (bytes, bytearray)):
+            self._data, self.name = f, "<bytes>"
+        elif isinstance(f, memoryview):
+            self._data, self.name = f.tobytes(), "<bytes>"
+        elif isinstance(f, (str, os.PathLike)):
+            self._path = os.fspath(f)
+            self.name = os.fsdecode(self._path)
+        elif hasattr(f, "read"):
+            if isinstance(f, io.TextIOBase):
+                raise _text_mode_error()
+            self._file, self.name = f, str(getattr(f, "name", f"<{type(f).__name__}>"))
+            seekable = getattr(f, "seekable", None)
+            self._start = f.tell() if seekable is not None and seekable() else None
+        else:
             raise TypeError(
-                "load_svmlight needs a binary file object; open the file with "
-                "mode 'rb' (got a text-mode file returning str)"
+                "f must be a path (str or os.PathLike), bytes or a binary file object, "
+                f"got {type(f).__name__}"
             )
-        return bytes(content)
-    raise TypeError(
-        "f must be a path (str or os.PathLike), bytes or a binary file object, "
-        f"got {type(f).__name__}"
-    )
+        self._passes = 0
+
+    @property
+    def rereadable(self):
+        return self._file is None or self._start is not None
+
+    def blocks(self):
+        """Yield memoryviews of consecutive blocks of whole lines (the last may lack its newline).
+
+        Blocks hold about ``_BLOCK_SIZE`` bytes (more for a longer line). A
+        view is only valid until the next block is requested.
+        """
+        block_size = _BLOCK_SIZE
+        if self._passes and self._file is not None:
+            self._file.seek(self._start)
+        self._passes += 1
+        if self._data is not None:
+            yield from _memory_blocks(self._data, block_size)
+        elif self._file is not None:
+            kind = next((k for cls, k in _STREAM_KINDS if isinstance(self._file, cls)), None)
+            yield from _stream_blocks(self._file, b"", block_size, kind, self.name)
+        else:
+            stream, head, kind = _open_path(self._path)
+            with stream:
+                yield from _stream_blocks(stream, head, block_size, kind, self.name)
 
 
-def _token(buf, start, end, limit=60):
-    tok = buf[start:end].decode("utf-8", errors="replace")
+def _text_mode_error():
+    return TypeError("svmlight files must be read from a binary file object; open the "
+                     "file with mode 'rb' (got a text-mode file returning str)")
+
+
+def _open_path(path):
+    """``(binary stream, bytes already read from it, compression name or None)``."""
+    ext = os.path.splitext(os.fsdecode(path))[1].lower()
+    if ext in _COMPRESSED:
+        opener, kind = _COMPRESSED[ext]
+        return opener(path, "rb"), b"", kind
+    fh = open(path, "rb")  # FileNotFoundError propagates as is
+    head = fh.read(6)
+    for magic, (opener, kind) in _MAGIC:
+        if head.startswith(magic):
+            fh.close()
+            return opener(path, "rb"), b"", kind
+    return fh, head, None
+
+
+def _memory_blocks(data, block_size):
+    view = memoryview(data)
+    n, start = len(data), 0
+    while start < n:
+        stop = start + block_size
+        if stop < n:
+            stop = (data.rfind(b"\n", start, stop) + 1
+                    or data.find(b"\n", stop) + 1  # a line longer than a block
+                    or n)
+        else:
+            stop = n
+        yield view[start:stop]
+        start = stop
+
+
+def _stream_blocks(stream, head, block_size, kind, name):
+    """Blocks of whole lines read from ``stream``, starting with the bytes ``head``.
+
+    The incomplete last line of a read is carried to the front of the next
+    one; a line longer than the buffer doubles it. ``kind`` names the
+    compression, whose errors become a ValueError naming the file.
+    """
+    buf = bytearray(max(block_size, 2 * len(head)))
+    buf[:len(head)] = head
+    filled = len(head)
+    while True:
+        if filled == len(buf):
+            bigger = bytearray(2 * len(buf))
+            bigger[:filled] = buf
+            buf = bigger
+        n = _read_into(stream, memoryview(buf)[filled:], kind, name)
+        if not n:
+            break
+        end = filled + n
+        cut = buf.rfind(b"\n", filled, end) + 1  # the carried part holds no newline
+        if cut:
+            yield memoryview(buf)[:cut]
+            buf[:end - cut] = buf[cut:end]
+            end -= cut
+        filled = end
+    if filled:
+        yield memoryview(buf)[:filled]
+
+
+def _read_into(stream, view, kind, name):
+    """Read up to ``len(view)`` bytes of ``stream`` into ``view``; 0 at the end."""
+    try:
+        readinto = getattr(stream, "readinto", None)
+        if readinto is not None:
+            return readinto(view) or 0
+        data = stream.read(len(view))
+        if isinstance(data, str):
+            raise _text_mode_error()
+        view[:len(data)] = data
+        return len(data)
+    except (EOFError, OSError, lzma.LZMAError, zlib.error) as exc:
+        if kind is None or (isinstance(exc, OSError) and exc.errno is not None):
+            raise  # not a compressed stream, or a genuine I/O error
+        raise ValueError(f"{name}: the {kind}-compressed file is truncated or corrupt "
+                         f"({exc}); re-download or re-create it") from exc
+
+
+# ---------------------------------------------------------------- parsing
+
+
+def _token(tok, limit=60):
+    tok = tok.decode("utf-8", errors="replace")
     if len(tok) > limit:
         tok = tok[:limit] + "..."
     return tok
 
 
-def _raise_parse_error(buf, res, n_features, zero_based):
-    code, line = res[0], res[7]
-    start, end, value = res[8], res[9], res[10]
-    tok = _token(buf, start, end)
-    where = f"line {line}: "
+def _parse_error(parser, n_features, zero_based):
+    """The ValueError for the error that stopped ``parser``."""
+    code, tok, value = parser.code, _token(parser.err_token), parser.err_value
+    idx = tok.split(":", 1)[0]
     if code == _E["EXPECTED_PAIR"]:
         msg = (f"expected 'index:value', got {tok!r}; features must be written as "
                "index:value pairs such as '3:0.5' after the label")
     elif code == _E["BAD_INDEX"]:
-        idx = tok.split(":", 1)[0]
         msg = (f"feature index {idx!r} (in {tok!r}) is not a non-negative integer; "
                "indices must be whole numbers, as in '3:0.5'")
     elif code == _E["NEG_INDEX"]:
-        idx = tok.split(":", 1)[0]
         msg = (f"negative feature index {idx!r} (in {tok!r}); indices start at 0 "
                "(zero-based files) or 1 (one-based files)")
     elif code == _E["HUGE_INDEX"]:
-        msg = f"feature index in {tok!r} is too large (more than 2**62)"
+        msg = (f"feature index {idx!r} is too large: indices may be at most "
+               f"2**62 - 1 = {MAX_INDEX}")
     elif code == _E["BAD_VALUE"]:
-        idx, val = tok.split(":", 1)
+        val = tok.split(":", 1)[1]
         msg = (f"value {val!r} of feature {idx} is not a number; write values as "
                "decimal numbers such as '0.5', '-3', '1e-3' or 'inf'")
     elif code == _E["BAD_LABEL"]:
@@ -118,9 +244,12 @@ def _raise_parse_error(buf, res, n_features, zero_based):
                "only once per line (merge or remove the duplicate entries)")
     elif code == _E["INDEX_LIMIT"]:
         msg = _range_message(value, n_features, zero_based)
+    elif code == _E["ZERO_INDEX"]:
+        msg = ("feature index 0 found but zero_based=False (one-based indices start "
+               "at 1); pass zero_based=True or zero_based='auto'")
     else:  # pragma: no cover - internal codes never escape
         msg = f"parse error (code {code}) at {tok!r}"
-    raise ValueError(where + msg)
+    return ValueError(f"line {parser.err_line}: {msg}")
 
 
 def _range_message(raw_index, n_features, zero_based):
@@ -136,23 +265,91 @@ def _range_message(raw_index, n_features, zero_based):
             "it from the file")
 
 
-def _parse(buf, limit, index_dtype, nnz_ub=None):
-    n_rows_ub = buf.count(b"\n") + 1
-    if nnz_ub is None:
-        nnz_ub = buf.count(b":")
-    labels = np.empty(n_rows_ub, dtype=np.float64)
-    indptr = np.empty(n_rows_ub + 1, dtype=index_dtype)
-    indices = np.empty(nnz_ub, dtype=index_dtype)
-    data = np.empty(nnz_ub, dtype=np.float64)
-    res = _kernel.parse(buf, labels, indptr, indices, data, limit)
-    return res, labels, indptr, indices, data
+def _check_options(n_features, zero_based, dtype):
+    """Validated ``(n_features, zero_based, dtype)``."""
+    if zero_based not in (True, False, "auto"):
+        raise ValueError(f"zero_based must be True, False or 'auto', got {zero_based!r}")
+    if not isinstance(zero_based, str):
+        zero_based = bool(zero_based)
+    if n_features is not None:
+        if not isinstance(n_features, numbers.Integral) or isinstance(n_features, bool) \
+                or n_features < 0:
+            raise ValueError(f"n_features must be a non-negative integer or None, "
+                             f"got {n_features!r}")
+        n_features = int(n_features)
+    return n_features, zero_based, np.dtype(dtype)
 
 
-def _trim(a, n):
-    """``a[:n]``, copied when that frees a noticeable amount of memory."""
-    if a.shape[0] - n > max(1024, n // 8):
-        return a[:n].copy()
-    return a[:n]
+def _new_parser(n_features, zero_based, store=True):
+    """A parser enforcing the index range implied by ``n_features`` and ``zero_based``.
+
+    With ``zero_based="auto"`` the file may still turn out one-based, so
+    index ``n_features`` is only noted (soft limit) and judged by
+    :func:`_resolve` once the whole file is read.
+    """
+    if n_features is None:
+        hard = soft = MAX_INDEX
+    else:
+        hard = n_features - 1 if zero_based is True else n_features
+        soft = n_features if zero_based is False else n_features - 1
+    return _kernel.Parser(min(hard, MAX_INDEX), min(soft, MAX_INDEX),
+                          reject_zero=zero_based is False,
+                          wide=n_features is not None and n_features > _INT32_MAX,
+                          store=store, first_rows=_FIRST_CAPACITY[0],
+                          first_nnz=_FIRST_CAPACITY[1])
+
+
+def _feed(source, parser, n_features, zero_based, chunk_rows=_ALL_ROWS):
+    """Feed the whole file to ``parser``; yield whenever it holds ``chunk_rows`` rows, and at the end.
+
+    The consumer takes the rows (:meth:`Parser.take`) at each yield.
+    """
+    for block in source.blocks():
+        pos = 0
+        while True:
+            pos = parser.feed(block, pos, chunk_rows)
+            if parser.code:
+                raise _parse_error(parser, n_features, zero_based)
+            if parser.rows < chunk_rows:
+                break
+            yield
+    yield
+
+
+def _resolve(parser, n_features, zero_based):
+    """``(n_features, zero_based)`` once the whole file went through ``parser``.
+
+    ``zero_based="auto"`` means zero-based iff some index 0 occurs;
+    ``n_features=None`` becomes the largest index + 1 (zero-based) or the
+    largest index (one-based).
+    """
+    if zero_based == "auto":
+        zero_based = parser.first_zero_line > 0
+    if n_features is None:
+        top = parser.max_index
+        n_features = 0 if top < 0 else top + 1 if zero_based else top
+    elif zero_based and parser.soft_line:
+        raise ValueError(f"line {parser.soft_line}: "
+                         + _range_message(parser.soft_value, n_features, True))
+    return n_features, zero_based
+
+
+def _take_csr(parser, n_features, zero_based, dtype):
+    """The rows held by ``parser`` as ``(X, y)``, after checking the CSR structure."""
+    n_rows = parser.rows
+    wide = choose_index_dtype(parser.nnz, n_features) == np.int64
+    labels, indptr, indices, data = parser.take(wide)
+    if not zero_based and indices.shape[0]:
+        indices -= 1
+    problem = _kernel.check_csr(indptr, indices, n_rows, n_features)
+    if problem is not None:
+        raise RuntimeError(f"internal error: the svmlight parser produced an invalid CSR "
+                           f"matrix ({problem}); please report this with the input file")
+    if dtype != np.float64:
+        data = data.astype(dtype)
+    X = sp.csr_matrix((data, indices, indptr), shape=(n_rows, n_features), copy=False)
+    X.has_canonical_format = True
+    return X, labels
 
 
 def load_svmlight(f, n_features=None, zero_based="auto", dtype=np.float64):
@@ -160,8 +357,9 @@ def load_svmlight(f, n_features=None, zero_based="auto", dtype=np.float64):
 
     Each non-empty line reads ``<label> [qid:<n>] <index>:<value> ... [# comment]``.
     Blank lines and lines holding only a comment are skipped, ``qid:`` tokens
-    are ignored, CRLF line ends are accepted. Indices within a line may come
-    in any order (they are sorted); a repeated index on one line is an error.
+    are ignored, CRLF line ends are accepted. Indices are whole numbers
+    (digits only) of at most ``2**62 - 1``; within a line they may come in
+    any order (they are sorted), a repeated index on one line is an error.
 
     Parameters
     ----------
@@ -193,13 +391,21 @@ def load_svmlight(f, n_features=None, zero_based="auto", dtype=np.float64):
     ------
     ValueError
         On malformed input; the message starts with ``line N:`` (1-based line
-        number of the file) and says what is wrong.
+        number of the file) and says what is wrong. A truncated or corrupt
+        compressed file raises a ValueError naming the file.
     FileNotFoundError
         If a path does not exist.
 
+    See Also
+    --------
+    iter_svmlight : the same rows in chunks of bounded memory.
+
     Notes
     -----
-    Numbers are converted exactly as ``float(token)`` converts them.
+    Numbers are converted exactly as ``float(token)`` converts them. The file
+    is read and parsed in blocks of about a megabyte, so the memory used is
+    that of the returned arrays plus one block, whatever the size of the
+    (decompressed) text.
 
     Examples
     --------
@@ -210,74 +416,100 @@ def load_svmlight(f, n_features=None, zero_based="auto", dtype=np.float64):
     >>> y
     array([ 1., -1.])
     """
-    if zero_based not in (True, False, "auto"):
-        raise ValueError(f"zero_based must be True, False or 'auto', got {zero_based!r}")
-    if not isinstance(zero_based, str):
-        zero_based = bool(zero_based)
-    if n_features is not None:
-        if not isinstance(n_features, numbers.Integral) or isinstance(n_features, bool) \
-                or n_features < 0:
-            raise ValueError(f"n_features must be a non-negative integer or None, "
-                             f"got {n_features!r}")
-        n_features = int(n_features)
-    buf = _read_bytes(f)
+    n_features, zero_based, dtype = _check_options(n_features, zero_based, dtype)
+    source = _Source(f)
+    parser = _new_parser(n_features, zero_based)
+    for _ in _feed(source, parser, n_features, zero_based):
+        pass
+    n_features, zero_based = _resolve(parser, n_features, zero_based)
+    return _take_csr(parser, n_features, zero_based, dtype)
 
-    # raw (as written) index limit checked inside the parser
-    if n_features is None:
-        limit = -1
-    elif zero_based is True:
-        limit = n_features - 1
-    else:  # one-based, or "auto" (the exact check for auto follows after parsing)
-        limit = n_features
 
-    nnz_ub = buf.count(b":")
-    index_dtype = choose_index_dtype(nnz_ub, n_features or 0)
-    res, labels, indptr, indices, data = _parse(buf, limit, index_dtype, nnz_ub)
-    if res[0] == _E["NEED_INT64"]:
-        index_dtype = np.dtype(np.int64)
-        res, labels, indptr, indices, data = _parse(buf, limit, index_dtype, nnz_ub)
-    if res[0] != _E["OK"]:
-        _raise_parse_error(buf, res, n_features, zero_based)
-    _, n_rows, nnz, min_idx, max_idx, first_zero_line, max_idx_line = res[:7]
+def iter_svmlight(f, chunk_size=50_000, n_features=None, zero_based="auto",
+                  dtype=np.float64):
+    """Read an svmlight / LIBSVM file in chunks of rows, in memory bounded by the chunk.
 
-    if zero_based == "auto":
-        is_zero_based = min_idx == 0
-    else:
-        is_zero_based = bool(zero_based)
-    if not is_zero_based and min_idx == 0:
+    The rows, their format and the errors are those of :func:`load_svmlight`
+    (error messages give line numbers of the whole file); the chunks stacked
+    vertically equal ``load_svmlight(f, n_features, zero_based, dtype)``.
+
+    Parameters
+    ----------
+    f : str, os.PathLike, bytes or binary file object
+        As for :func:`load_svmlight`. A file object is read from its current
+        position.
+    chunk_size : int, default=50_000
+        Rows per chunk (the last chunk may hold fewer).
+    n_features : int or None, default=None
+        Number of columns of every chunk; ``None`` infers it from the whole
+        file (see below).
+    zero_based : bool or "auto", default="auto"
+        As for :func:`load_svmlight`; ``"auto"`` is decided on the whole file.
+    dtype : numpy dtype, default=numpy.float64
+        dtype of ``X_chunk.data``.
+
+    Yields
+    ------
+    X_chunk : scipy.sparse.csr_matrix of shape (n_rows, n_features)
+        Canonical CSR, ``int32`` or ``int64`` indices as in
+        :func:`load_svmlight` (decided per chunk).
+    y_chunk : numpy.ndarray of shape (n_rows,), float64
+
+    Raises
+    ------
+    ValueError
+        Bad options, or a non-seekable file object that would need the
+        extra pass described below: raised by the call. Malformed input
+        (``line N: ...``) or a truncated or corrupt compressed file: raised
+        when iteration reaches it (during the extra pass, or after yielding
+        the chunks before it).
+    FileNotFoundError
+        If a path does not exist (raised when iteration starts).
+
+    Notes
+    -----
+    With ``n_features=None`` or ``zero_based="auto"`` the answer depends on
+    the whole file, so the file is first read and parsed once without
+    keeping rows (this costs one more read of the file, and one more
+    decompression for compressed files); the rows are then read in a second
+    pass. Pass both ``n_features`` and ``zero_based`` to read the file once.
+    A file holding no rows yields nothing.
+
+    Memory: the chunk being built, one block of about a megabyte of text,
+    and whatever the caller keeps of earlier chunks (in a plain ``for``
+    loop, the previous chunk until the next one is ready).
+
+    Examples
+    --------
+    >>> text = b"+1 1:0.5\\n-1 2:1\\n+1 3:2\\n"
+    >>> [X.shape for X, y in iter_svmlight(text, chunk_size=2)]
+    [(2, 3), (1, 3)]
+    """
+    n_features, zero_based, dtype = _check_options(n_features, zero_based, dtype)
+    if not isinstance(chunk_size, numbers.Integral) or isinstance(chunk_size, bool) \
+            or chunk_size < 1:
+        raise ValueError(f"chunk_size must be a positive integer, got {chunk_size!r}")
+    source = _Source(f)
+    two_pass = n_features is None or zero_based == "auto"
+    if two_pass and not source.rereadable:
         raise ValueError(
-            f"line {first_zero_line}: feature index 0 found but zero_based=False "
-            "(one-based indices start at 1); pass zero_based=True or zero_based='auto'"
+            "iter_svmlight needs a second pass over the file to infer n_features or "
+            "zero_based='auto', but the file object is not seekable; pass n_features "
+            "and zero_based=True or False to read it in one pass"
         )
-    needed = 0 if max_idx < 0 else (max_idx + 1 if is_zero_based else max_idx)
-    if n_features is None:
-        n_features = needed
-    elif needed > n_features:
-        # only reachable for zero_based="auto" resolved to zero-based: find the
-        # first offending line by re-parsing with the exact limit
-        res = _parse(buf, n_features - 1, index_dtype)[0]
-        if res[0] == _E["INDEX_LIMIT"]:
-            _raise_parse_error(buf, res, n_features, True)
-        raise ValueError(f"line {max_idx_line}: "  # pragma: no cover - safety net
-                         + _range_message(max_idx, n_features, True))
+    return _iter_chunks(source, int(chunk_size), n_features, zero_based, dtype, two_pass)
 
-    labels = _trim(labels, n_rows)
-    indices = _trim(indices, nnz)
-    data = _trim(data, nnz)
-    indptr = indptr[: n_rows + 1]
-    if not is_zero_based and nnz:
-        indices -= 1
 
-    final_dtype = choose_index_dtype(nnz, n_features)
-    if final_dtype != indices.dtype:
-        indices = indices.astype(final_dtype)
-        indptr = indptr.astype(final_dtype)
-    dtype = np.dtype(dtype)
-    if dtype != np.float64:
-        data = data.astype(dtype)
-    X = sp.csr_matrix((data, indices, indptr), shape=(n_rows, n_features), copy=False)
-    X.has_canonical_format = True
-    return X, labels
+def _iter_chunks(source, chunk_size, n_features, zero_based, dtype, two_pass):
+    if two_pass:
+        scan = _new_parser(n_features, zero_based, store=False)
+        for _ in _feed(source, scan, n_features, zero_based):
+            pass
+        n_features, zero_based = _resolve(scan, n_features, zero_based)
+    parser = _new_parser(n_features, zero_based)
+    for _ in _feed(source, parser, n_features, zero_based, chunk_size):
+        if parser.rows:
+            yield _take_csr(parser, n_features, zero_based, dtype)
 
 
 def _as_print_objects(a):
@@ -314,7 +546,8 @@ def dump_svmlight(X, y, f, zero_based=False, comment=None):
         Write indices starting at 0 (``True``) or 1 (``False``, the LIBSVM
         convention).
     comment : str or None, default=None
-        Text written at the top of the file, each line prefixed with ``# ``.
+        Text written at the top of the file, each line prefixed with ``# ``,
+        encoded as UTF-8 (readers skip comments byte by byte).
 
     Notes
     -----
@@ -364,7 +597,7 @@ def dump_svmlight(X, y, f, zero_based=False, comment=None):
     for i in range(X.shape[0]):
         a, b = indptr[i], indptr[i + 1]
         lines.append(labels[i] + " " + " ".join(pairs[a:b]) if b > a else labels[i])
-    text = ("\n".join(lines) + "\n").encode("ascii") if lines else b""
+    text = ("\n".join(lines) + "\n").encode("utf-8") if lines else b""
 
     if isinstance(f, (str, os.PathLike)):
         with open(f, "wb") as fh:
