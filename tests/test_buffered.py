@@ -25,6 +25,12 @@ NAMES = ["oam_seq", "oam_gra", "cbr", "cbr_diag"]
 PHI = 0.5244005127080407  # Phi^-1(0.7)
 
 
+def _learner(name, **params):
+    """A buffered learner that keeps the row order (the references process rows in
+    the order given; ``fit`` would shuffle them) and, unless given, ``C`` = 1."""
+    return aucopt.get(name, **{"shuffle": False, "C": 1.0, **params})
+
+
 def _data(seed=0, n=80, d=12, density=0.4):
     rng = np.random.default_rng(seed)
     X = rng.standard_normal((n, d))
@@ -71,7 +77,7 @@ def test_oam_seq_first_pair_worked_by_hand():
     # x- = (0, 1) is buffered, then x+ = (1, 0) arrives: z = (1, -1), w = 0, so
     # l = 1, ||z||^2 = 2, C_t = C max(1, 1/M) = C = 1: tau = min(1, 1/2), w = (.5, -.5)
     X = np.array([[0.0, 1.0], [1.0, 0.0]])
-    clf = aucopt.get("oam_seq", C=1.0).fit(X, [0, 1])
+    clf = _learner("oam_seq", C=1.0).fit(X, [0, 1])
     np.testing.assert_array_equal(clf.coef_, [0.5, -0.5])
     assert clf.n_updates_ == 1
     np.testing.assert_array_equal(oam_seq_step(np.zeros(2), X[1] - X[0], 1, 1.0),
@@ -81,7 +87,7 @@ def test_oam_seq_first_pair_worked_by_hand():
 def test_cbr_diag_first_pair_worked_by_hand():
     # same pair: v = 2, m = 0, alpha = phi sqrt(2 zeta) / (2 zeta) = phi / sqrt(2 zeta)
     X = np.array([[0.0, 1.0], [1.0, 0.0]])
-    clf = aucopt.get("cbr_diag", C=10.0).fit(X, [0, 1])
+    clf = _learner("cbr_diag", C=10.0).fit(X, [0, 1])
     zeta = 1 + PHI**2
     alpha = PHI / np.sqrt(2 * zeta)
     np.testing.assert_allclose(clf.coef_, [alpha, -alpha], rtol=1e-14)
@@ -98,7 +104,7 @@ def test_one_arrival_from_a_reached_state_equals_reference_step(name, literal):
     applied to the state and the opposite buffer the prefix left."""
     X, y = _data(1)
     k = 30
-    clf = aucopt.get(name, C=0.5, buffer_size=4, buffer="fifo", **_variant(name, literal))
+    clf = _learner(name, C=0.5, buffer_size=4, buffer="fifo", **_variant(name, literal))
     clf.partial_fit(X[:k], y[:k], classes=[-1.0, 1.0])
     w0 = clf.coef_.copy()
     G0 = 1 / clf.variance_ if name == "cbr_diag" else None
@@ -140,7 +146,7 @@ def test_one_arrival_from_a_reached_state_equals_reference_step(name, literal):
 @pytest.mark.parametrize("sparse", [False, True])
 def test_whole_stream_equals_reference_loop(name, policy, sparse):
     X, y = _data(2)
-    clf = aucopt.get(name, C=0.3, buffer_size=5, buffer=policy, random_state=11)
+    clf = _learner(name, C=0.3, buffer_size=5, buffer=policy, random_state=11)
     clf.fit(sp.csr_matrix(X) if sparse else X, y)
     assert clf.buffer_layout_ == ("sparse" if sparse else "dense")
     draws = np.random.default_rng(11).random((len(y), 2))
@@ -162,10 +168,10 @@ def test_whole_stream_equals_reference_loop(name, policy, sparse):
 def test_literal_readings_equal_reference_loop(name, sparse):
     X, y = _data(3)
     Xf = sp.csr_matrix(X) if sparse else X
-    clf = aucopt.get(name, C=0.3, buffer_size=5, **_variant(name, True)).fit(Xf, y)
+    clf = _learner(name, C=0.3, buffer_size=5, **_variant(name, True)).fit(Xf, y)
     w, G, S, _ = buffered_run(X, y, name, C=0.3, capacity=5, literal=True)
     np.testing.assert_allclose(clf.coef_, w, rtol=1e-12, atol=1e-12 * np.abs(w).max())
-    default = aucopt.get(name, C=0.3, buffer_size=5).fit(Xf, y)
+    default = _learner(name, C=0.3, buffer_size=5).fit(Xf, y)
     assert not np.allclose(default.coef_, clf.coef_)  # the readings differ
 
 
@@ -217,7 +223,7 @@ def test_sparse_pool_repacks_into_new_arrays_and_stays_bounded(monkeypatch):
     X.data = rng.standard_normal(X.nnz)
     y = np.where(rng.random(n) < 0.3, 1.0, -1.0)
     for policy in ("fifo", "reservoir"):
-        clf = aucopt.get("cbr_diag", buffer_size=8, buffer=policy, random_state=0)
+        clf = _learner("cbr_diag", buffer_size=8, buffer=policy, random_state=0)
         pools = []
 
         def spy(rows, y, buffers, *args, **kwargs):
@@ -245,7 +251,7 @@ def test_sparse_pool_repacks_into_new_arrays_and_stays_bounded(monkeypatch):
 def test_dense_layout_takes_sparse_chunks_and_the_other_way_round():
     X, y = _data(8, n=120, d=20, density=0.3)
     for first, second in ((np.asarray, sp.csr_matrix), (sp.csr_matrix, np.asarray)):
-        clf = aucopt.get("cbr_diag", buffer_size=7, random_state=3)
+        clf = _learner("cbr_diag", buffer_size=7, random_state=3)
         clf.partial_fit(first(X[:50]), y[:50]).partial_fit(second(X[50:]), y[50:])
         assert clf.buffer_layout_ == ("dense" if first is np.asarray else "sparse")
         w, G, _, _ = buffered_run(X, y, "cbr_diag", capacity=7)
@@ -255,7 +261,7 @@ def test_dense_layout_takes_sparse_chunks_and_the_other_way_round():
 def test_cbr_diag_on_csr_touches_only_the_support():
     X, y = _data(10, n=100, d=40, density=0.2)
     X[:, 25:] = 0.0  # features 25.. never appear
-    clf = aucopt.get("cbr_diag", C=1.0).fit(sp.csr_matrix(X), y)
+    clf = _learner("cbr_diag", C=1.0).fit(sp.csr_matrix(X), y)
     np.testing.assert_array_equal(clf.coef_[25:], 0.0)
     np.testing.assert_array_equal(clf.variance_[25:], 1.0)
     assert np.all(clf.variance_[:25] < 1.0)
@@ -263,7 +269,7 @@ def test_cbr_diag_on_csr_touches_only_the_support():
 
 def test_resizing_buffers_mid_stream_raises_clearly():
     X, y = _data(16)
-    clf = aucopt.get("oam_seq", buffer_size=5).partial_fit(X, y)
+    clf = _learner("oam_seq", buffer_size=5).partial_fit(X, y)
     state = clf.buffer_arrival_.copy()
     clf.set_params(buffer_size=6)
     with pytest.raises(ValueError, match="buffer_size"):
@@ -282,7 +288,7 @@ def test_duplicate_rows_and_huge_values_stay_finite(name):
     X, y = _data(12, n=60, d=6)
     X = np.vstack([X, X[:10], 1e8 * X[10:20]])
     y = np.concatenate([y, -y[:10], y[10:20]])
-    clf = aucopt.get(name, C=4.0, buffer_size=10)
+    clf = _learner(name, C=4.0, buffer_size=10)
     if name == "oam_gra":
         # its step C_t z / 2 is not normalised by ||z||^2: ||w|| reaches ~1e10 and
         # the scores ~1e18, which the divergence check after the pass refuses
@@ -301,7 +307,7 @@ def test_duplicate_rows_and_huge_values_stay_finite(name):
 def test_kernel_skips_zero_difference_pairs():
     X = np.array([[1.0, 2.0], [1.0, 2.0]])
     for name in NAMES:
-        clf = aucopt.get(name).fit(X, [0, 1])
+        clf = _learner(name).fit(X, [0, 1])
         np.testing.assert_array_equal(clf.coef_, 0.0)
         # OAM_gra's rule (margin 0 <= 1) fires and adds C_t z / 2 = 0
         assert clf.n_updates_ == (1 if name == "oam_gra" else 0)
@@ -357,10 +363,10 @@ def _copies(monkeypatch):
 def test_cbr_partial_fit_keeps_terms_pending_then_copies_past_the_limit(monkeypatch):
     X, y = _data(15, n=120, d=100, density=0.5)
     kw = dict(C=0.5, buffer_size=5, buffer="fifo")
-    whole = aucopt.get("cbr", **kw).fit(X, y)
+    whole = _learner("cbr", **kw).fit(X, y)
     calls = _copies(monkeypatch)
     # d = 100: up to int(0.2 d^2 / (d + 1)) = 19 pending terms, one block of 16
-    stream = aucopt.get("cbr", **kw).partial_fit(X[:60], y[:60])
+    stream = _learner("cbr", **kw).partial_fit(X[:60], y[:60])
     assert calls == []  # the first call builds fresh state: written directly
     updated = 0
     for lo in range(60, 66):  # one arrival: at most 5 terms, kept pending
@@ -414,7 +420,7 @@ def test_interrupt_mid_pass_leaves_the_model_bit_identical(name, sparse, at, mon
     X, y = _data(20, n=200, d=30, density=0.3)
     form = sp.csr_matrix if sparse else np.ascontiguousarray
     kw = dict(C=0.5, buffer_size=6, buffer="reservoir", random_state=0)
-    clf = aucopt.get(name, **kw).fit(form(X[:100]), y[:100])
+    clf = _learner(name, **kw).fit(form(X[:100]), y[:100])
     before = _snapshot(clf)
     real = buffered.run_arrivals
     pools = []
@@ -435,7 +441,7 @@ def test_interrupt_mid_pass_leaves_the_model_bit_identical(name, sparse, at, mon
     monkeypatch.undo()
     # the interrupted call left no trace: the stream continues as if never started
     clf.partial_fit(form(X[100:]), y[100:])
-    whole = aucopt.get(name, **kw).fit(form(X), y)
+    whole = _learner(name, **kw).fit(form(X), y)
     if name == "cbr":
         np.testing.assert_allclose(clf.coef_, whole.coef_, rtol=1e-10, atol=1e-12)
     else:
@@ -444,7 +450,7 @@ def test_interrupt_mid_pass_leaves_the_model_bit_identical(name, sparse, at, mon
 
 def test_cbr_interrupted_while_terms_pending_or_after_the_copy(monkeypatch):
     X, y = _data(21, n=120, d=100, density=0.5)
-    clf = aucopt.get("cbr", C=0.5, buffer_size=5).fit(X[:100], y[:100])
+    clf = _learner("cbr", C=0.5, buffer_size=5).fit(X[:100], y[:100])
     before = _snapshot(clf)
     real = buffered.run_arrivals
 
@@ -520,7 +526,7 @@ def _repeated_index(clf):
 ])
 def test_tampered_buffer_state_is_refused_on_load(edits, match):
     X, y = _data(22, n=100, d=10)
-    clf = aucopt.get("cbr_diag", buffer_size=6, buffer="fifo").fit(sp.csr_matrix(X), y)
+    clf = _learner("cbr_diag", buffer_size=6, buffer="fifo").fit(sp.csr_matrix(X), y)
     assert _tampered(clf).t_ == 100  # the file loads when nothing is changed
     with pytest.raises(ValueError, match=match):
         _tampered(clf, **edits(clf))
@@ -528,7 +534,7 @@ def test_tampered_buffer_state_is_refused_on_load(edits, match):
 
 def test_tampered_covariance_is_refused_on_load():
     X, y = _data(23, n=40, d=5)
-    clf = aucopt.get("cbr", buffer_size=4).fit(X, y)
+    clf = _learner("cbr", buffer_size=4).fit(X, y)
     with pytest.raises(ValueError, match="symmetric"):
         _tampered(clf, covariance_=_set((0, 1), 5.0))
 
@@ -538,21 +544,21 @@ def test_tampered_covariance_is_refused_on_load():
 def test_cbr_refuses_a_covariance_above_the_cap():
     X = sp.csr_matrix(([1.0], ([0], [0])), shape=(2, 40000))
     with pytest.raises(ValueError, match="cbr_diag"):
-        aucopt.get("cbr").fit(X, [0, 1])
+        _learner("cbr").fit(X, [0, 1])
     small = sp.csr_matrix(([1.0, 1.0], ([0, 1], [0, 1])), shape=(2, 100))
     with pytest.raises(ValueError, match="max_state_bytes"):
-        aucopt.get("cbr", max_state_bytes=8 * 100 * 100).fit(small, [0, 1])
-    aucopt.get("cbr", max_state_bytes=2 * 8 * 100 * 100).fit(small, [0, 1])
+        _learner("cbr", max_state_bytes=8 * 100 * 100).fit(small, [0, 1])
+    _learner("cbr", max_state_bytes=2 * 8 * 100 * 100).fit(small, [0, 1])
 
 
 def test_dense_buffer_block_is_checked_before_allocation():
     X, y = _data(24, n=20, d=50)
     with pytest.raises(ValueError, match="dense buffer block"):
-        aucopt.get("oam_seq", buffer_size=10**4, max_state_bytes=2**20).fit(X, y)
+        _learner("oam_seq", buffer_size=10**4, max_state_bytes=2**20).fit(X, y)
     # the same rows as CSR only store their nonzeros
-    aucopt.get("oam_seq", buffer_size=10**4, max_state_bytes=2**20).fit(sp.csr_matrix(X), y)
+    _learner("oam_seq", buffer_size=10**4, max_state_bytes=2**20).fit(sp.csr_matrix(X), y)
     with pytest.raises(ValueError, match="buffer_size"):
-        aucopt.get("oam_seq", buffer_size=10**6 + 1).fit(X, y)
+        _learner("oam_seq", buffer_size=10**6 + 1).fit(X, y)
 
 
 # ---------------------------------------------------------------- learning
@@ -565,7 +571,7 @@ def test_learns_on_bundled_spambase(name, threshold):
     scaler = Scaler("standard").fit(X_tr.toarray())
     X_tr, X_te = scaler.transform(X_tr.toarray()), scaler.transform(X_te.toarray())
     kw = {"C": 0.01} if name.startswith("oam") else {"C": 0.1}
-    clf = aucopt.get(name, buffer_size=50, random_state=0, **kw).fit(X_tr, y_tr)
+    clf = _learner(name, buffer_size=50, random_state=0, **kw).fit(X_tr, y_tr)
     auc = clf.score(X_te, y_te)
     assert auc == pytest.approx(auc_pairs(y_te, clf.decision_function(X_te)), abs=1e-12)
     # Khalid (2019) Table 4.3, spambase: CBR_FIFO 0.942, CBR_RS 0.941, OAM_seq 0.897
@@ -577,6 +583,6 @@ def test_learns_on_bundled_spambase(name, threshold):
 def test_cbr_diag_learns_on_sparse_dna():
     X, y = load("dna_ei")
     X_tr, X_te, y_tr, y_te = split(X, y, test_size=0.2, random_state=0)
-    clf = aucopt.get("cbr_diag", C=0.1).fit(X_tr, y_tr)
+    clf = _learner("cbr_diag", C=0.1).fit(X_tr, y_tr)
     # binary one-hot DNA features; a linear ranker reaches about 0.98 here
     assert clf.score(X_te, y_te) > 0.95

@@ -102,7 +102,7 @@ def test_spam_equals_reference_and_a_b_are_w_dot_means(penalty, schedule):
 
 def test_spam_partial_fit_accumulates_the_statistics_and_a_b_follow_the_means():
     X, y = _data(12, n=90)
-    clf = aucopt.get("spam", random_state=2)
+    clf = aucopt.get("spam", lam=1e-2, random_state=2)
     for chunk in np.array_split(np.arange(len(y)), [30, 31, 70]):
         clf.partial_fit(X[chunk], y[chunk], classes=[-1.0, 1.0])
         seen = chunk[-1] + 1
@@ -162,8 +162,9 @@ def test_spdam_verbose_line_shows_the_primal_objective(scaling, capsys):
 
 @pytest.mark.parametrize("name,kernel,params", [
     ("solam", "solam_steps", {"n_epochs": 1, "random_state": 0}),
-    ("spam", "spam_l2_steps", {"random_state": np.random.default_rng(5)}),
-    ("spam", "spam_net_steps", {"penalty": "elasticnet", "random_state": 5})])
+    ("spam", "spam_l2_steps", {"random_state": np.random.default_rng(5), "n_epochs": 1}),
+    ("spam", "spam_net_steps", {"penalty": "elasticnet", "random_state": 5,
+                                "n_epochs": 1})])
 def test_ctrl_c_mid_pass_leaves_a_fitted_model_bit_identical(monkeypatch, name, kernel, params):
     X, y = _data(14, n=80)
     clf = aucopt.get(name, **params).fit(X[:50], y[:50])
