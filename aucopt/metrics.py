@@ -1,8 +1,10 @@
 """Ranking metrics: ROC AUC, ROC curve and accuracy at the optimal ROC point.
 
-Reference: Dissertation (000) Sec. 2.1 eq. 2.1 (AUC as the Wilcoxon-Mann-Whitney
-statistic) and Sec. 4.5 (OPTROC accuracy); ties counted 1/2 as specified in
-ALGORITHMS.md 1.1, ROC points between distinct scores as in ALGORITHMS.md 1.2.
+Reference: Khalid, "Scalable Large Margin Pairwise Learning Algorithms" (PhD
+dissertation, Colorado State University, 2019), Sec. 2.1 eq. 2.1 (AUC as the
+Wilcoxon-Mann-Whitney statistic) and Sec. 4.5 (OPTROC accuracy). Ties count 1/2,
+as in Gao et al., "One-Pass AUC Optimization" (ICML 2013), and ROC points lie
+between distinct scores (a tied group is never split).
 
 All three functions share one O(n log n) pipeline: a single Cython pass
 validates the input and splits the scores by class, each class is sorted on its
@@ -162,8 +164,7 @@ def _split_sorted(y_true, y_score, pos_label, func):
 def roc_auc(y_true, y_score, pos_label=None):
     """Area under the ROC curve, ties counted 1/2 (Mann-Whitney statistic).
 
-    Dissertation (000) Sec. 2.1 eq. 2.1 / Sec. 4.5; ties as 1/2 per
-    ALGORITHMS.md 1.1::
+    Khalid (2019), Sec. 2.1 eq. 2.1, with ties counted 1/2::
 
         AUC = 1/(n+ n-) sum_{i pos} sum_{j neg} (I[s_i > s_j] + 0.5 I[s_i = s_j])
 
@@ -202,11 +203,10 @@ def roc_auc(y_true, y_score, pos_label=None):
 
 
 def roc_curve(y_true, y_score, pos_label=None):
-    """ROC curve with one point per distinct score (ALGORITHMS.md 1.2).
+    """ROC curve with one point per distinct score.
 
-    Dissertation (000) Sec. 2.1 eq. 2.1 / Sec. 4.5; ties as 1/2 per
-    ALGORITHMS.md 1.1 (a tied group always falls on one side of a threshold,
-    so the trapezoidal area under this curve equals :func:`roc_auc`).
+    Ties count 1/2 (a tied group always falls on one side of a threshold, so the
+    trapezoidal area under this curve equals :func:`roc_auc`).
 
     Parameters
     ----------
@@ -246,9 +246,9 @@ def roc_curve(y_true, y_score, pos_label=None):
 def optroc_accuracy(y_true, y_score, pos_label=None, slope=None, return_threshold=False):
     """Accuracy at the optimal operating point of the ROC curve (OPTROC).
 
-    Dissertation (000) Sec. 2.1 eq. 2.1 / Sec. 4.5; ties as 1/2 per
-    ALGORITHMS.md 1.1; operating point as in ALGORITHMS.md 1.2 (MATLAB
-    ``perfcurve`` OPTROCPT with unit costs).
+    The accuracy Khalid (2019, Sec. 4.5) reports "at the optimal operating point
+    of the ROC curve", read as MATLAB ``perfcurve``'s OPTROCPT with unit costs
+    (the dissertation's experiments ran in MATLAB and do not define it further).
 
     Among the ROC points of :func:`roc_curve` (both end points included) the
     one maximising ``TPR - slope * FPR`` is chosen; the first maximiser in the

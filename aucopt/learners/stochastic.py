@@ -330,7 +330,7 @@ class PSAM(ASAM):
 
 
 class AdaDSGD(ElasticNetModel, _PairwiseSGD):
-    """adaDSGD / adaPSGD: adaptive sample size pairwise SGD with an elastic-net prox.
+    __doc__ = """adaDSGD / adaPSGD: adaptive sample size pairwise SGD with an elastic-net prox.
 
     AlQuabeh & Abdurahimov, "Pairwise Learning via Stagewise Training in Proximal
     Setting" (2022), Alg. 1 with the AUC loss of their eq. 23 and the prox of eq. 24
