@@ -209,7 +209,7 @@ class BaseLearner(Estimator):
             self._clear_fitted()
             self.classes_ = classes
             self.n_features_in_ = X.shape[1]
-            rows = self._input_rows(X, fit_map=True)
+            rows = self._input_rows(X, fit_map=True, y=y_pm)
             if type(self)._fit is BaseLearner._fit:
                 self._train(rows, y_pm)
             else:
@@ -220,9 +220,10 @@ class BaseLearner(Estimator):
             self._finish(rows, y_pm)
         return self
 
-    def _input_rows(self, X, fit_map, norms=True):
+    def _input_rows(self, X, fit_map, norms=True, y=None, stream=False):
         """The rows the learner works on for a validated ``X``: ``X`` itself, or (a
-        learner on a feature map) its image, the map fitted first if ``fit_map``."""
+        learner on a feature map) its image, the map fitted first if ``fit_map``
+        (on ``X`` with labels ``y``, a ``stream`` chunk or all of ``fit``'s data)."""
         rows = row_source(X, norms)
         if norms:
             rows.check_finite_norms()
@@ -426,9 +427,14 @@ class BaseLearner(Estimator):
             auto = isinstance(value, str) and value == "auto"
             setattr(self, name + "_", float(rule(self, self.row_scale_, rows) if auto else value))
 
+    def _model_features(self):
+        """Features of the space the learner learns in (its rows'; a learner on a
+        feature map learns in the map's output space)."""
+        return self.n_features_in_
+
     def _state_dims(self):
         """Sizes of the named dimensions of the declared state (``"d"``, ...)."""
-        return {"d": self.n_features_in_}
+        return {"d": self._model_features()}
 
     def _check_state(self):
         """Relations between loaded state values that field checks cannot see."""
@@ -537,7 +543,7 @@ class OnlineMixin:
             if first:
                 self.classes_ = known
                 self.n_features_in_ = X.shape[1]
-            rows = self._input_rows(X, fit_map=first)
+            rows = self._input_rows(X, fit_map=first, y=y_pm, stream=True)
             if first:
                 self._init_state(rows.n_features)
                 self._resolve_auto(rows)

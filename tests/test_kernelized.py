@@ -5,6 +5,7 @@ import scipy.sparse as sp
 
 import aucopt
 from aucopt.features import KMeansNystroem, RandomFourierFeatures
+from aucopt.learners.buffered import _BufferOGD
 
 COMPOSITIONS = {
     # name: (map class, map params, fixed map params, learner name, learner params)
@@ -17,6 +18,10 @@ COMPOSITIONS = {
               "asam", {"lam": 1e-3, "n_epochs": 2}),
     "npsam": (KMeansNystroem, {"n_components": 40}, {}, "psam",
               {"lam": 1e-3, "n_epochs": 2}),
+    "fcbr": (RandomFourierFeatures, {"n_components": 20}, {"variant": "sincos"}, "cbr",
+             {"buffer_size": 10}),
+    "foam": (RandomFourierFeatures, {"n_components": 30}, {"variant": "sincos"},
+             _BufferOGD, {"buffer_size": 20}),
 }
 
 
@@ -40,9 +45,9 @@ def test_composition_equals_map_then_learner_by_hand(name, sparse):
     fmap = map_cls(random_state=3, **map_params, **fixed).fit(Xin)
     Z = fmap.transform(Xin)
     np.testing.assert_array_equal(model.feature_map_.transform(Xin), Z)
-    inner_params = {"random_state": 3} if "random_state" in \
-        aucopt.registry.get_class(inner)._get_param_names() else {}
-    by_hand = aucopt.get(inner, **inner_params, **params).fit(Z, y)
+    cls = aucopt.registry.get_class(inner) if isinstance(inner, str) else inner
+    inner_params = {"random_state": 3} if "random_state" in cls._get_param_names() else {}
+    by_hand = cls(**inner_params, **params).fit(Z, y)
     np.testing.assert_array_equal(model.coef_, by_hand.coef_)
     np.testing.assert_array_equal(model.decision_function(Xin), by_hand.decision_function(Z))
     assert model.n_features_in_ == 2 and model.coef_.shape == (Z.shape[1],)
@@ -53,7 +58,8 @@ def test_kernelized_learner_ranks_what_its_linear_learner_cannot(name):
     _, map_params, _, inner, params = COMPOSITIONS[name]
     X, y = _rings(1)
     X_te, y_te = _rings(2)
-    linear = aucopt.get(inner, **params).fit(X, y).score(X_te, y_te)
+    cls = aucopt.registry.get_class(inner) if isinstance(inner, str) else inner
+    linear = cls(**params).fit(X, y).score(X_te, y_te)
     kernel = aucopt.get(name, random_state=0, **map_params, **params).fit(X, y)
     assert kernel.score(X_te, y_te) > 0.95 > linear + 0.2, (kernel.score(X_te, y_te), linear)
 
@@ -68,3 +74,17 @@ def test_map_is_fixed_after_fit_and_refit_replaces_it():
     assert not np.array_equal(model.feature_map_.frequencies_, first)
     with pytest.raises(ValueError, match="n_components"):
         aucopt.get("fbam", n_components=0).fit(X, y)
+
+
+def test_noam_collects_support_vectors_then_learns_on_their_nystroem_map():
+    X, y = _rings(4)
+    X_te, y_te = _rings(5)
+    model = aucopt.get("noam", n_landmarks=30, random_state=0).fit(X, y)
+    fmap = model.feature_map_
+    assert fmap.landmarks_.shape == (30, 2) and fmap.n_features_out_ == 12  # 0.4 Q
+    # the landmarks are training rows (support vectors of the first phase)
+    assert all(np.any(np.all(np.isclose(X, u), axis=1)) for u in fmap.landmarks_)
+    assert model.score(X_te, y_te) > 0.95
+    pair = np.array([np.flatnonzero(y == 0)[0], np.flatnonzero(y == 1)[0]])
+    tiny = aucopt.get("noam", shuffle=False).fit(X[pair], y[pair])
+    assert tiny.feature_map_.landmarks_.shape[0] == 2  # f = 0 violates the first pair

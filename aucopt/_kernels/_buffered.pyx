@@ -389,10 +389,12 @@ cdef class OamGra(_Oam):
     the margins of one buffer)."""
     cdef readonly Py_ssize_t capacity
     cdef double* margins
+    cdef bint strict
 
     def __init__(self, Weights w not None, scratch not None, double C, Py_ssize_t capacity,
                  int64_t n_updates=0):
         super().__init__(w, scratch, C, n_updates)
+        self.strict = False
         if capacity < 1:
             raise ValueError(f"capacity must be >= 1, got {capacity}")
         margins = np.empty(capacity)
@@ -415,11 +417,28 @@ cdef class OamGra(_Oam):
             self.margins[k] = a.y * (a.wx - wb)
             poll(work, nb + 8)
         for k in range(n):
-            if self.margins[k] <= 1.0:
+            if self.margins[k] < 1.0 or (self.margins[k] == 1.0 and not self.strict):
                 nb = B.row(B.slot(opp, k), &bv, &bi)
                 apply_pair(self, a, 0.5 * a.c_t * a.y, 0.0, bv, bi, nb)
                 poll(work, a.nx + nb + 8)
         return 0
+
+
+cdef class BufferOgd(OamGra):
+    """FOAM's update (Ding, Liu, Zhao & Hoi, ICDM 2017, Algs. 3-4): one gradient step
+    of the mean hinge loss over the opposite buffer at the frozen ``w_t``,
+    ``w += (eta / |B|) sum_{margin < 1} y z / 2``. As :class:`OamGra` with the weight
+    ``eta / |B_opp|`` (the buffer's current size) and a strict ``< 1``.
+    Parameters as :class:`OamGra`, with ``C`` the step ``eta``."""
+
+    def __init__(self, Weights w not None, scratch not None, double C, Py_ssize_t capacity,
+                 int64_t n_updates=0):
+        super().__init__(w, scratch, C, capacity, n_updates)
+        self.strict = True
+
+    cdef double weight(self, Buffers B, int opp) noexcept nogil:
+        cdef Py_ssize_t size = B.size(opp)
+        return self.C / <double>(size if size > 0 else 1)
 
 
 cdef class CbrDiag(_ScatterRule):

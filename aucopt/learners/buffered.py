@@ -35,8 +35,8 @@ from statistics import NormalDist
 
 import numpy as np
 
-from aucopt._kernels._buffered import (CbrDiag, CbrFull, OamGra, OamSeq, Scw, run_arrivals,
-                                       symmetrize)
+from aucopt._kernels._buffered import (BufferOgd, CbrDiag, CbrFull, OamGra, OamSeq, Scw,
+                                       run_arrivals, symmetrize)
 from aucopt._kernels._buffers import Buffers
 from aucopt._state import Array, Generator, Scalar
 from aucopt.base import BaseLearner, OnlineMixin
@@ -119,7 +119,8 @@ class _Buffered(WeightsModel, OnlineMixin, BaseLearner):
     # ---- parameters
 
     def _check_params(self):
-        auto_or_positive("C", self.C)
+        for name in self._auto_params:
+            auto_or_positive(name, getattr(self, name))
         check_shuffle(self)
         check_count("buffer_size", self.buffer_size, maximum=MAX_BUFFER_SIZE)
         check_choice("buffer", self.buffer, _POLICIES)
@@ -138,14 +139,14 @@ class _Buffered(WeightsModel, OnlineMixin, BaseLearner):
     # ---- state
 
     def _state_dims(self):
-        return {"d": self.n_features_in_, "slots": 2 * self.buffer_size_}
+        return {"d": self._model_features(), "slots": 2 * self.buffer_size_}
 
     def _model_bytes(self, n_features):
         """Bytes of the model state besides ``weights_``."""
         return 0
 
     def _check_bytes(self, extra, what, fix=None):
-        d = self.n_features_in_
+        d = self._model_features()
         total = 8 * d * self._columns + self._model_bytes(d) + extra
         check_state_bytes(total, f"{type(self).__name__}'s state ({what})",
                           self.max_state_bytes,
@@ -175,7 +176,7 @@ class _Buffered(WeightsModel, OnlineMixin, BaseLearner):
 
     def _init_layout(self, dense):
         """The buffers' storage, fixed by the first chunk's form."""
-        slots, d = 2 * self.buffer_size_, self.n_features_in_
+        slots, d = 2 * self.buffer_size_, self._model_features()
         if dense:
             self._check_bytes(8 * slots * d, f"a {slots} x {d} dense buffer block")
             self.buffer_rows_ = np.zeros((slots, d))
@@ -223,11 +224,11 @@ class _Buffered(WeightsModel, OnlineMixin, BaseLearner):
         common = {key[len("buffer_"):-1]: tx.backup(getattr(self, key))
                   for key in _SLOT_ARRAYS}
         if self.buffer_layout_ == "dense":
-            return Buffers(self.buffer_size_, self.n_features_in_,
+            return Buffers(self.buffer_size_, self._model_features(),
                            self.buffer_policy_ == "reservoir", rows=self.buffer_rows_,
                            journal=tx.journal(self.buffer_rows_), **common)
         tx.track(_PoolTail(self.buffer_values_, self.buffer_indices_, self.buffer_top_))
-        return Buffers(self.buffer_size_, self.n_features_in_,
+        return Buffers(self.buffer_size_, self._model_features(),
                        self.buffer_policy_ == "reservoir",
                        start=tx.backup(self.buffer_start_), nnz=tx.backup(self.buffer_nnz_),
                        values=self.buffer_values_, indices=self.buffer_indices_,
@@ -304,7 +305,7 @@ class _Buffered(WeightsModel, OnlineMixin, BaseLearner):
                     raise ValueError("a FIFO buffer's arrivals must increase from its head")
 
     def _check_pool(self):
-        M, d, top = self.buffer_size_, self.n_features_in_, self.buffer_top_
+        M, d, top = self.buffer_size_, self._model_features(), self.buffer_top_
         start, nnz = self.buffer_start_.reshape(2, M), self.buffer_nnz_.reshape(2, M)
         live = np.arange(M) < self.buffer_count_[:, None]
         if (start[~live] != 0).any() or (nnz[~live] != 0).any():
@@ -513,6 +514,36 @@ class OAMGra(OAMSeq):
                       n_updates=self.n_updates_)
 
 
+class _BufferOGD(_Buffered):
+    """Mini-batch OGD over the opposite buffer (the update of FOAM, Ding, Liu, Zhao &
+    Hoi, "Large Scale Kernel Methods for Online AUC Maximization", ICDM 2017, Algs.
+    3-4); the learner of :class:`aucopt.learners.kernelized.FOAM`, unregistered on
+    its own. With ``w_t`` frozen at the arrival and ``B`` the opposite buffer::
+
+        w <- w + (eta / |B|) sum_{x in B, y_t w_t.(x_t - x) < 1} y_t (x_t - x) / 2
+
+    ``eta`` "auto" is ``1 / s`` (``s`` the mean squared row norm); the paper tunes
+    it on 2^[-10:10].
+    """
+
+    _C0 = 1.0
+    _auto_params = {"eta": lambda self, s, rows: self._C0 / s}
+
+    def __init__(self, eta="auto", buffer_size=100, buffer="reservoir", shuffle=True,
+                 random_state=None, verbose=0, pos_label=None, max_state_bytes=None):
+        self.eta = eta
+        self.buffer_size = buffer_size
+        self.buffer = buffer
+        self.shuffle = shuffle
+        self.random_state = random_state
+        self.verbose = verbose
+        self.pos_label = pos_label
+        self.max_state_bytes = max_state_bytes
+
+    def _rule(self, w, scratch):
+        return BufferOgd(w, scratch, self.eta_, self.buffer_size_, n_updates=self.n_updates_)
+
+
 @_documented(50, "fifo", "50 per class as in Khalid (2019, Sec. 4.5.2); FIFO (CBR_FIFO) "
              "is the variant the dissertation finds best and reruns in Ch.7, "
              "``buffer='reservoir'`` gives CBR_RS.", "mu", "pairs with a positive loss",
@@ -592,7 +623,7 @@ class CBR(_ConfidenceWeighted):
         return (3, n_features)  # the arrival, z, Sigma z: contiguous for BLAS
 
     def _rule(self, w, scratch):
-        d = self.n_features_in_
+        d = self._model_features()
         limit = 0 if self._tx.fresh else int(PENDING_SHARE * d * d / (d + 1))
         return CbrFull(w, self.covariance_, scratch, self._scw(),
                        printed=self._printed(), n_updates=self.n_updates_,

@@ -14,12 +14,15 @@ papers fix it before the stream. The fitted map is ``feature_map_``; its state i
 saved with the learner (``map_*`` attributes).
 """
 from aucopt._state import Array
-from aucopt.features import KMeansNystroem, RandomFourierFeatures
-from aucopt.learners.batch import BAM
-from aucopt.learners.stochastic import ASAM, PSAM
-from aucopt.validation import row_source
+import numpy as np
 
-__all__ = ["NBAM", "FBAM", "NASAM", "FASAM", "NPSAM"]
+from aucopt.features import KMeansNystroem, Nystroem, RandomFourierFeatures
+from aucopt.learners.batch import BAM
+from aucopt.learners.buffered import CBR, _BufferOGD
+from aucopt.learners.stochastic import ASAM, PSAM
+from aucopt.validation import order_stream, row_source
+
+__all__ = ["NBAM", "FBAM", "NASAM", "FASAM", "NPSAM", "FCBR", "FOAM", "NOAM"]
 
 
 def _renamed(field, rename):
@@ -43,6 +46,9 @@ class _Mapped:
     _map_class = None
     _map_params = ()
     _map_fixed = {}
+    # the map is fitted on the first data (all of it for fit, the first chunk for a
+    # stream), so a chunked stream equals fit only for a map fixed beforehand
+    _stream = None
 
     @classmethod
     def _state_spec(cls):
@@ -62,6 +68,9 @@ class _Mapped:
     def _check_state(self):
         super()._check_state()
         self.feature_map_._check_state()
+
+    def _model_features(self):
+        return self.map_n_features_out_
 
     def _map_attributes(self):
         attrs = {k[4:]: v for k, v in self.__dict__.items()
@@ -98,9 +107,13 @@ class _Mapped:
         super()._check_params()
         self._new_map()._check_params()
 
-    def _input_rows(self, X, fit_map, norms=True):
+    def _fit_map(self, X, y, stream):
+        """The map fitted on the first data (a learner may collect it otherwise)."""
+        return self._new_map().fit(X)
+
+    def _input_rows(self, X, fit_map, norms=True, y=None, stream=False):
         if fit_map:
-            fmap = self._new_map().fit(X)
+            fmap = self._fit_map(X, y, stream)
             for key, value in fmap.__dict__.items():
                 if key.endswith("_") and key != "n_features_in_":
                     setattr(self, "map_" + key, value)
@@ -308,3 +321,244 @@ class NPSAM(_MappedSGD, PSAM):
         self.random_state = random_state
         self.verbose = verbose
         self.pos_label = pos_label
+
+
+_SINCOS_PARAMS = """
+    n_components : int, default={m}
+        Frequencies ``m`` of the sin/cos random Fourier features (``2m`` features,
+        scaled by ``sqrt(1/m)`` so that their inner products estimate the kernel).
+    sigma : float or "auto", default="auto"
+        Width of the Gaussian kernel ``exp(-||x - y||^2 / (2 sigma^2))``; "auto"
+        makes ``2 sigma^2`` the mean squared distance of the first rows to their
+        mean. {sigma_note}"""
+
+
+@_composed(CBR, RandomFourierFeatures, _SINCOS_PARAMS.format(
+    m=150, sigma_note="The dissertation sets the width to 100 on standardised data."),
+    "; ``random_state`` also seeds the frequencies; the map is fixed by ``fit`` or the "
+    "first ``partial_fit`` chunk")
+class FCBR(_Mapped, CBR):
+    """FCBR: confidence-weighted bipartite ranking (CBR) on random Fourier features.
+
+    Khalid (2019), Ch. 5, Alg. 8-9: CBR with a full covariance on the sin/cos
+    random Fourier features of the rows (150 frequencies, 300 features); the
+    buffers hold mapped rows. The dissertation's Prop. 3 halves the mean step
+    (``alpha / 2``) while the covariance step uses the full ``alpha``, which breaks
+    the consistency of the soft confidence-weighted update; the full ``alpha`` of
+    CBR (Prop. 1) is used. Online: the map is fixed by ``fit`` or the first
+    ``partial_fit`` chunk.
+    """
+
+    _aucopt_name = "fcbr"
+    _family = "kernelized online (Fourier + buffered SCW)"
+    _limits = "dense or sparse in, 2 n_components dense features; O(M D^2) per row"
+    _map_class = RandomFourierFeatures
+    _map_params = ("n_components", "sigma")
+    _map_fixed = {"variant": "sincos"}
+
+    def __init__(self, n_components=150, sigma="auto", C="auto", eta=0.7, buffer_size=50,
+                 buffer="fifo", beta_form="scw", shuffle=True, random_state=None, verbose=0,
+                 pos_label=None, max_state_bytes=None):
+        self.n_components = n_components
+        self.sigma = sigma
+        self.C = C
+        self.eta = eta
+        self.buffer_size = buffer_size
+        self.buffer = buffer
+        self.beta_form = beta_form
+        self.shuffle = shuffle
+        self.random_state = random_state
+        self.verbose = verbose
+        self.pos_label = pos_label
+        self.max_state_bytes = max_state_bytes
+
+
+@_composed(_BufferOGD, RandomFourierFeatures, _SINCOS_PARAMS.format(
+    m=200, sigma_note="The paper tunes it; its Table II uses a common width."),
+    "; ``random_state`` also seeds the frequencies; the map is fixed by ``fit`` or the "
+    "first ``partial_fit`` chunk")
+class FOAM(_Mapped, _BufferOGD):
+    """FOAM: Fourier online AUC maximization (mini-batch OGD over the buffer).
+
+    Ding, Liu, Zhao & Hoi, "Large Scale Kernel Methods for Online AUC
+    Maximization", ICDM 2017, Algs. 1-4: the rows are mapped by sin/cos random
+    Fourier features; each arrival updates its class's reservoir buffer, then takes
+    one gradient step of the mean pairwise hinge loss over the opposite buffer at
+    the current ``w``::
+
+        w <- w + (eta / |B|) sum_{z in B, y_t w.(z_t - z) < 1} y_t (z_t - z) / 2
+
+    (the ``/ 2`` as printed; the paper's features carry no ``1/sqrt(m)`` factor,
+    which only rescales ``eta``). Buffers of 100 rows per class, reservoir sampling.
+
+    Parameters
+    ----------
+    eta : float or "auto", default="auto"
+        Step; the paper tunes it on 2^[-10:10] by 5-fold CV. "auto" is ``1 / s``
+        with ``s`` the mean squared norm of the mapped rows (1 for these features).
+    buffer_size : int, default=100
+    buffer : {"fifo", "reservoir"}, default="reservoir"
+    """
+
+    _aucopt_name = "foam"
+    _family = "kernelized online (Fourier + buffered OGD)"
+    _limits = "dense or sparse in, 2 n_components dense features; O(M D) per row"
+    _map_class = RandomFourierFeatures
+    _map_params = ("n_components", "sigma")
+    _map_fixed = {"variant": "sincos"}
+
+    def __init__(self, n_components=200, sigma="auto", eta="auto", buffer_size=100,
+                 buffer="reservoir", shuffle=True, random_state=None, verbose=0,
+                 pos_label=None, max_state_bytes=None):
+        self.n_components = n_components
+        self.sigma = sigma
+        self.eta = eta
+        self.buffer_size = buffer_size
+        self.buffer = buffer
+        self.shuffle = shuffle
+        self.random_state = random_state
+        self.verbose = verbose
+        self.pos_label = pos_label
+        self.max_state_bytes = max_state_bytes
+
+
+def _kernel_ogd_phase(X, y, Q, eta, bandwidth, buffer_size, rng):
+    """NOAM's first phase (Ding et al. 2017, Alg. 5, lines 1-10) on the rows of ``X``
+    in order: buffered kernel OGD in dual form, ``f(x) = sum_i alpha_i k(x_i, x)``,
+    until ``Q`` rows carry a nonzero coefficient (or the rows run out; the first
+    arrival of the second class always adds two, as ``f = 0`` violates every pair).
+
+    Each arrival enters its class's reservoir buffer (two uniforms drawn per
+    arrival), then, with ``B`` the opposite buffer and the margins at the frozen
+    ``f``, every ``x_i`` in ``B`` with ``1 - y_t (f(x_t) - f(x_i)) > 0`` moves
+    ``alpha_t += eta y_t / (2 |B|)`` and ``alpha_i -= eta y_t / (2 |B|)`` (the
+    kernel form of FOAM's step). Returns the support rows (dense, in the order they
+    joined) and their coefficients.
+    """
+    n = X.shape[0]
+    Xd = X.toarray() if hasattr(X, "toarray") else np.asarray(X)
+    sq = np.einsum("ij,ij->i", Xd, Xd)
+    coef = {}                              # row index -> alpha
+    buffers = ([], [])                     # row indices per class (0 neg, 1 pos)
+    seen = [0, 0]
+    draws = rng.random((n, 2))
+
+    def f(rows):
+        if not coef:
+            return np.zeros(len(rows))
+        idx = np.fromiter(coef, dtype=np.int64)
+        alpha = np.fromiter(coef.values(), dtype=np.float64)
+        d2 = sq[rows][:, None] + sq[idx][None, :] - 2.0 * Xd[rows] @ Xd[idx].T
+        return np.exp(-np.maximum(d2, 0.0) / bandwidth) @ alpha
+
+    for t in range(n):
+        cls = int(y[t] > 0)
+        seen[cls] += 1
+        own = buffers[cls]
+        if len(own) < buffer_size:
+            own.append(t)
+        elif draws[t, 0] < buffer_size / seen[cls]:
+            own[min(int(draws[t, 1] * buffer_size), buffer_size - 1)] = t
+        opp = buffers[1 - cls]
+        if not opp:
+            continue
+        scores = f([t] + opp)
+        margins = y[t] * (scores[0] - scores[1:])
+        step = eta * y[t] / (2.0 * len(opp))
+        for i, m in zip(opp, margins):
+            if 1.0 - m > 0.0:
+                coef[t] = coef.get(t, 0.0) + step
+                coef[i] = coef.get(i, 0.0) - step
+        coef = {i: a for i, a in coef.items() if a != 0.0}
+        if len(coef) >= Q:
+            break
+    order = list(coef)
+    return Xd[order], np.array([coef[i] for i in order])
+
+
+class NOAM(_Mapped, _BufferOGD):
+    """NOAM: Nystrom online AUC maximization with landmarks collected online.
+
+    Ding, Liu, Zhao & Hoi, "Large Scale Kernel Methods for Online AUC
+    Maximization", ICDM 2017, Alg. 5. Phase 1 runs buffered kernel OGD in dual form
+    (``f(x) = sum_i alpha_i k(x_i, x)``, Gaussian kernel) on the first rows until
+    ``Q = n_landmarks`` rows carry a nonzero coefficient; these support vectors are
+    the landmarks of a Nystrom map keeping the top ``k = 0.4 Q`` eigenpairs,
+    ``z(x) = D_k^{-1/2} V^T [k(x_1, x), ..., k(x_Q, x)]``. Phase 2 is FOAM's
+    buffered OGD on ``z(x)`` (:class:`FOAM`), started from ``w = D_k^{1/2} V^T
+    alpha`` (the paper prints ``alpha (D_k^{-1/2} V^T)^{-1}``, the inverse of a
+    non-square matrix; this is the least-squares form, ``sum_i alpha_i z(x_i)``).
+
+    The map is fixed by ``fit`` or the first ``partial_fit`` chunk, as for the other
+    compositions: phase 1 runs on those rows (in their order, after ``fit``'s
+    shuffle draw), and phase 2 then passes over all of them (the paper continues
+    the stream instead; a first chunk shorter than the collection keeps the support
+    vectors it found).
+
+    Parameters
+    ----------
+    n_landmarks : int, default=200
+        ``Q``, the support vectors collected (the paper varies it from 100 to 200).
+    bandwidth : float or "auto", default="auto"
+        ``s`` of the kernel ``exp(-||x - y||^2 / s)``; "auto" is the mean squared
+        distance of the first rows to their mean (the paper's Gaussian of width
+        ``sigma`` is ``s = 2 sigma^2``).
+    eta : float or "auto", default="auto"
+        Step of both phases; "auto" is ``1 / s`` with ``s`` the mean squared norm of
+        the mapped rows. The paper tunes it on 2^[-10:10].
+    buffer_size : int, default=100
+    buffer : {"fifo", "reservoir"}, default="reservoir"
+    shuffle, random_state, verbose, pos_label, max_state_bytes
+        As :class:`FOAM`.
+
+    Attributes
+    ----------
+    feature_map_ : aucopt.features.Nystroem
+        The Nystrom map of the collected landmarks (saved with the model).
+    coef_ : ndarray of shape (n_mapped_features,)
+    """
+
+    _aucopt_name = "noam"
+    _family = "kernelized online (Nystrom + buffered OGD)"
+    _limits = "dense or sparse in, 0.4 n_landmarks dense features; phase 1 O(Q M d)"
+    _map_class = Nystroem
+    _map_params = (("n_landmarks", "n_components"), "bandwidth")
+    _map_fixed = {"n_eigen": 0.4}
+
+    def __init__(self, n_landmarks=200, bandwidth="auto", eta="auto", buffer_size=100,
+                 buffer="reservoir", shuffle=True, random_state=None, verbose=0,
+                 pos_label=None, max_state_bytes=None):
+        self.n_landmarks = n_landmarks
+        self.bandwidth = bandwidth
+        self.eta = eta
+        self.buffer_size = buffer_size
+        self.buffer = buffer
+        self.shuffle = shuffle
+        self.random_state = random_state
+        self.verbose = verbose
+        self.pos_label = pos_label
+        self.max_state_bytes = max_state_bytes
+
+    def _fit_map(self, X, y, stream):
+        """Phase 1: collect the landmarks, build their map and the starting ``w``
+        (on ``fit``'s rows in a random order with ``shuffle``, a chunk as given)."""
+        fmap = self._new_map()
+        bandwidth = fmap._bandwidth(X)
+        eta = 1.0 if self.eta == "auto" else float(self.eta)
+        rng = order_stream(self.random_state)
+        if self.shuffle and not stream:
+            order = rng.permutation(X.shape[0])
+            X, y = X[order], y[order]
+        landmarks, alpha = _kernel_ogd_phase(X, y, int(self.n_landmarks), eta, bandwidth,
+                                             int(self.buffer_size), rng)
+        fmap = Nystroem.from_landmarks(landmarks, bandwidth=bandwidth, n_eigen=0.4)
+        fmap.n_components = int(self.n_landmarks)
+        self._w0 = fmap.eigenvalues_ * (fmap.projection_.T @ alpha)
+        return fmap
+
+    def _init_state(self, n_features):
+        super()._init_state(n_features)
+        w0 = self.__dict__.pop("_w0", None)
+        if w0 is not None:
+            self.weights_[:, 0] = w0
+            self.weights_vsq_ = float(w0 @ w0)

@@ -122,7 +122,7 @@ class _CovarianceLearner(_OnePass):
         (committed after the call) or journaled when a fitted model continues."""
         stats = open_class_sums(self)
         tx = self._tx
-        d = self.n_features_in_
+        d = self._model_features()
         if tx.fresh:
             return Covariances(stats, self.class_sxx_)
         if stored_entries(rows) <= PENDING_SHARE * d * d:
