@@ -137,3 +137,13 @@ def test_list_shows_family_mode_and_input_limits():
     assert header.split() == ["name", "family", "mode", "input", "origin"]
     psam = next(r for r in rows if r.startswith("psam "))
     assert "online" in psam and "built-in" in psam
+
+
+def test_every_builtin_declares_family_and_input_limits():
+    from aucopt.registry import BUILTIN, get_class
+    import aucopt
+
+    for name, origin in aucopt.available().items():
+        if origin == BUILTIN:
+            cls = get_class(name)
+            assert cls._family and cls._limits, name

@@ -470,6 +470,8 @@ class OAMSeq(_Buffered):
     """
 
     _aucopt_name = "oam_seq"
+    _family = "buffered pairwise (passive-aggressive)"
+    _limits = "dense or sparse, any d; O(M nnz) per row"
 
     def __init__(self, C="auto", buffer_size=100, buffer="reservoir", shuffle=True,
                  random_state=None, verbose=0, pos_label=None, max_state_bytes=None):
@@ -508,6 +510,7 @@ class OAMGra(OAMSeq):
     """
 
     _aucopt_name = "oam_gra"
+    _family = "buffered pairwise (gradient)"
 
     def _rule(self, w, scratch):
         return OamGra(w, scratch, self.C_, self.buffer_size_,
@@ -595,6 +598,8 @@ class CBR(_ConfidenceWeighted):
     """
 
     _aucopt_name = "cbr"
+    _family = "buffered confidence-weighted (full covariance)"
+    _limits = "dense or sparse, d up to ~23k (d x d covariance); O(M d^2) per row"
     _state = {"covariance_": Array("f8", ("d", "d"))}
     _features_fix = ("for high-dimensional data use cbr_diag (diagonal covariance, O(d) "
                      "state, sparse updates), or raise max_state_bytes")
@@ -689,6 +694,8 @@ class CBRDiag(_ConfidenceWeighted):
     """
 
     _aucopt_name = "cbr_diag"
+    _family = "buffered confidence-weighted (diagonal)"
+    _limits = "dense or sparse, any d; O(M nnz) per row"
     _reading = ("diag_update", ("precision", "dissertation"))
     _columns = 2
     _state = weights_state(2)

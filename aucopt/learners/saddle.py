@@ -112,6 +112,8 @@ class SOLAM(_Streaming):
     """
 
     _aucopt_name = "solam"
+    _family = "saddle-point SGD"
+    _limits = "dense or sparse, any d; O(nnz) per row"
     _columns = 2
     _averaged = True
     _shuffles = True
@@ -256,6 +258,8 @@ class SPAM(_Streaming):
     """
 
     _aucopt_name = "spam"
+    _family = "saddle-point proximal SGD"
+    _limits = "dense or sparse, any d; O(nnz) per row (elastic net: O(d))"
     _auto_params = {"lam": lambda self, s, rows: 1e-3 * s}
     _state = {
         **weights_state(1),
@@ -412,6 +416,8 @@ class SPDAM(BaseLearner):
     """
 
     _aucopt_name = "spdam"
+    _family = "saddle-point primal-dual (mini-batch)"
+    _limits = "dense or sparse, any d; memory O(n + d)"
     _state = {
         "coef_": Array("f8", ("d",)),
         "n_iter_": Scalar(int, low=0),

@@ -228,6 +228,8 @@ class OPAUC(_CovarianceLearner):
     """
 
     _aucopt_name = "opauc"
+    _family = "square loss, one pass (covariances)"
+    _limits = "dense or sparse, d up to ~11k (two d x d sums)"
     _state = weights_state(1)
     _auto_params = {"eta": lambda self, s, rows: 2.0 ** -3 / s,
                     "lam": lambda self, s, rows: 1e-4 * s}
@@ -297,6 +299,8 @@ class AdaOAM(_CovarianceLearner):
     """
 
     _aucopt_name = "adaoam"
+    _family = "square loss, one pass (covariances, AdaGrad)"
+    _limits = "dense or sparse, d up to ~11k (two d x d sums)"
     _columns = 2
     _state = weights_state(2)
     _auto_params = {"eta": lambda self, s, rows: 0.1 / math.sqrt(s),
@@ -396,6 +400,8 @@ class OPAUCr(_OnePass):
     """
 
     _aucopt_name = "opaucr"
+    _family = "square loss, one pass (low-rank sketch)"
+    _limits = "dense or sparse, any d; O(nnz tau + tau^2) per row"
     _state = {
         **weights_state(1),
         **class_sum_state(),
@@ -560,6 +566,8 @@ class UniExp(_OnePass):
     """
 
     _aucopt_name = "uni_exp"
+    _family = "pointwise exponential loss, one pass"
+    _limits = "dense or sparse, any d; O(nnz) per row"
     _state = {**weights_state(1), "class_count_": Array("f8", (2,), low=0.0)}
     _auto_params = {"eta": lambda self, s, rows: 2.0 ** -4 / (rows.max_sqnorm() or 1.0)}
 
