@@ -211,7 +211,7 @@ def test_disable_plugins_env_not_understood_warns(plugin_path, monkeypatch):
     assert "meandiff" in names
 
 
-def test_runtime_registration_cannot_shadow_builtins_even_first():
+def test_runtime_registration_cannot_shadow_builtins_even_first(tmp_path):
     """Registering a built-in's name before anything else imported the learners is
     refused, and the registry keeps working (a fresh interpreter)."""
     code = textwrap.dedent('''
@@ -231,8 +231,13 @@ def test_runtime_registration_cannot_shadow_builtins_even_first():
             print("refused:", exc)
         print(aucopt.get("sam").rskip, len(aucopt.available()) > 3)
     ''')
+    # import the very package under test (an installed one or an in-place build),
+    # never a source checkout in the working directory that lacks its kernels
+    home = os.path.dirname(os.path.dirname(aucopt.__file__))
+    env = {**os.environ, "AUCOPT_DISABLE_PLUGINS": "1",
+           "PYTHONPATH": os.pathsep.join(filter(None, [home, os.environ.get("PYTHONPATH")]))}
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          env={**os.environ, "AUCOPT_DISABLE_PLUGINS": "1"})
+                          cwd=tmp_path, env=env)
     assert proc.returncode == 0, proc.stderr
     assert "refused: learner name 'sam' is already registered to the built-in SAM" \
         in proc.stdout
