@@ -15,6 +15,7 @@
   documented cap before anything is allocated.
 """
 import numbers
+import os
 import warnings
 
 import numpy as np
@@ -27,7 +28,7 @@ __all__ = ["check_X", "check_y", "check_random_state", "check_seed", "order_stre
            "row_source", "row_scale",
            "check_positive",
            "check_count", "check_choice", "check_fraction", "check_state_bytes",
-           "MAX_STATE_BYTES"]
+           "check_n_jobs", "n_threads", "MAX_STATE_BYTES"]
 
 def check_X(X, *, name="X", n_features=None, estimator=None):
     """Validate a feature matrix once, for any learner.
@@ -304,6 +305,25 @@ def check_count(name, value, minimum=1, maximum=None):
         raise ValueError(f"{name} must be >= {minimum}, got {value!r}")
     if maximum is not None and value > maximum:
         raise ValueError(f"{name} must be <= {maximum}, got {value!r}")
+
+
+def check_n_jobs(n_jobs):
+    """``n_jobs`` must be None, -1 (every core) or a count >= 1."""
+    if n_jobs is not None and not (isinstance(n_jobs, numbers.Integral) and n_jobs == -1):
+        check_count("n_jobs", n_jobs)
+
+
+def n_threads(n_jobs):
+    """The threads a valid ``n_jobs`` asks for: 1 for None, the cores this process
+    may run on for -1."""
+    if n_jobs is None:
+        return 1
+    if n_jobs == -1:
+        try:
+            return len(os.sched_getaffinity(0))
+        except AttributeError:  # not on Linux
+            return os.cpu_count() or 1
+    return int(n_jobs)
 
 
 def check_choice(name, value, allowed):

@@ -667,3 +667,85 @@ def fsauc_ref(X, y, order, R, G, kappa, delta=0.1, steps="lemma"):
         else:
             D = np.inf
     return w
+
+
+def _hinge_step(w, z, eta, rule):
+    """One SAM (``"subgradient"``) or PSAM (``"prox"``) move of ``w`` on ``z``."""
+    if rule == "prox":
+        return hinge_prox(w, z, eta)
+    return w + eta * z if w @ z < 1.0 else w
+
+
+def _rounds(n, span, cuts):
+    """``(start, stop)`` of the rounds: ends at the multiples of ``span`` and at ``cuts``."""
+    ends = sorted(set(range(span, n, span)) | set(cuts) | {n})
+    return zip([0] + ends[:-1], ends)
+
+
+def mixed_hinge_pair_steps(X, pos_rows, neg_rows, lanes, round_steps, lam, t0, rskip,
+                           rule="subgradient", askip=0, cuts=()):
+    """SAM / ASAM / PSAM on ``lanes`` threads written plainly (the scheme of
+    ``aucopt._kernels._pairwise``, "Threads").
+
+    Pair ``k`` belongs to lane ``k % lanes``; rounds cover ``lanes * round_steps``
+    pairs. In a round every lane starts from the common iterate ``w`` and takes its
+    pairs with the schedule of :func:`hinge_pair_steps` on its own step count; ``b``
+    is ``w`` carried through the round's shrinks alone (they are the same in every
+    lane). At the round's end the lanes' changes are summed, ``w <- b + sum_r (w_r -
+    b)``, and so are their snapshots (the running sum of snapshots gains ``sum_b +
+    sum_r (snaps_r - sum_b)``, ``sum_b`` the snapshots of ``b``). Returns ``(w, mean
+    of the snapshots or None)``.
+    """
+    X = np.asarray(X, dtype=np.float64)
+    n = len(pos_rows)
+    assert n % lanes == 0
+    d = X.shape[1]
+    w, total, count, t = np.zeros(d), np.zeros(d), 0, 0
+    for start, stop in _rounds(n, lanes * round_steps, cuts):
+        outs = []
+        for r in range(lanes):
+            wr, b, snaps, snaps_b, taken, tr = w.copy(), w.copy(), np.zeros(d), np.zeros(d), 0, t
+            for k in range(start + r, stop, lanes):
+                tr += 1
+                wr = _hinge_step(wr, X[pos_rows[k]] - X[neg_rows[k]], 1.0 / (lam * (tr + t0)),
+                                 rule)
+                if tr % rskip == 0:
+                    shrink = 1.0 - rskip / (tr + t0)
+                    if shrink < 0.8:
+                        shrink = (1.0 - 1.0 / (tr + t0)) ** rskip
+                    wr, b = shrink * wr, shrink * b
+                if askip and tr % askip == 0:
+                    snaps, snaps_b, taken = snaps + wr, snaps_b + b, taken + 1
+            outs.append((wr, b, snaps, snaps_b, taken, tr))
+        _, b, _, snaps_b, taken, t = outs[0]
+        w = b + sum(o[0] - b for o in outs)
+        total = total + snaps_b + sum(o[2] - snaps_b for o in outs)
+        count += taken
+    return w, (total / count if count else None)
+
+
+def mixed_square_prox_pair_steps(X, pos_rows, neg_rows, lanes, round_steps, step, weight,
+                                 l1, l2):
+    """adaDSGD's steps (:func:`square_prox_pair_steps`) on ``lanes`` threads written
+    plainly: as :func:`mixed_hinge_pair_steps`, with ``b`` the round's start iterate
+    carried through the round's proximal steps alone."""
+    X = np.asarray(X, dtype=np.float64)
+    n = len(pos_rows)
+    assert n % lanes == 0
+    w = np.zeros(X.shape[1])
+
+    def prox(v):
+        return np.sign(v) * np.maximum(0.0, np.abs(v) - step * l1) / (1.0 + step * l2)
+
+    for start, stop in _rounds(n, lanes * round_steps, ()):
+        outs = []
+        for r in range(lanes):
+            wr, b = w.copy(), w.copy()
+            for k in range(start + r, stop, lanes):
+                z = X[pos_rows[k]] - X[neg_rows[k]]
+                wr = prox(wr + step * weight * 2.0 * (1.0 - wr @ z) * z)
+                b = prox(b)
+            outs.append((wr, b))
+        b = outs[0][1]
+        w = b + sum(wr - b for wr, _ in outs)
+    return w

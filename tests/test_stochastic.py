@@ -3,18 +3,24 @@ tests/reference.py, the prox against a brute-force search, the learners' draws a
 stage schedule, and learning quality against a scipy.optimize batch optimum. The
 generic contract (dense == CSR, seeds, streaming, save/load, ...) is in
 tests/test_contract.py."""
+import _thread
+import threading
+import time
+
 import numpy as np
 import pytest
 import scipy.optimize
 import scipy.sparse as sp
 
 import aucopt
-from aucopt._kernels._pairwise import (HingeProx, Schedule, Subgradient, hinge_pairs,
-                                       square_prox_pairs)
+from aucopt._kernels._pairwise import (HingeMix, HingeProx, Schedule, SquareMix, Subgradient,
+                                       hinge_pairs, square_prox_pairs)
 from aucopt._kernels._rows import RowSource
 from aucopt._kernels._weights import ElasticNetWeights, Weights
 from aucopt.datasets import Scaler, load, split
-from reference import (auc_pairs, hinge_pair_steps, hinge_prox, pairwise_hinge_objective,
+from aucopt.learners import stochastic
+from reference import (auc_pairs, hinge_pair_steps, hinge_prox, mixed_hinge_pair_steps,
+                       mixed_square_prox_pair_steps, pairwise_hinge_objective,
                        square_prox_pair_steps)
 
 LEARNERS = ["sam", "asam", "psam", "adadsgd"]
@@ -237,6 +243,8 @@ def test_learns_on_bundled_real_data():
     ("adadsgd", {"eta": -1.0}, ValueError), ("adadsgd", {"l1_ratio": 1.5}, ValueError),
     ("adadsgd", {"penalty": "l3"}, ValueError), ("adadsgd", {"growth": 1.0}, ValueError),
     ("adadsgd", {"m0": 1}, ValueError), ("adadsgd", {"inner": "x"}, ValueError),
+    ("psam", {"n_jobs": 0}, ValueError), ("adadsgd", {"n_jobs": -2}, ValueError),
+    ("sam", {"n_jobs": 1.5}, TypeError),
 ])
 def test_bad_parameters_raise_at_fit_and_leave_model_unchanged(name, bad, exc):
     X, y = _data(10)
@@ -246,3 +254,142 @@ def test_bad_parameters_raise_at_fit_and_leave_model_unchanged(name, bad, exc):
     with pytest.raises(exc, match=list(bad)[0]):
         clf.fit(X, y)
     np.testing.assert_array_equal(clf.coef_, coef)
+
+
+# ---------------------------------------------------------------- n_jobs > 1 (threads)
+
+
+def _run_mix(mix, pi, nj, split):
+    """Two blocks (the rounds restart at a block's start)."""
+    for part in (slice(0, split), slice(split, len(pi))):
+        mix.set_block(pi[part], nj[part])
+        stochastic._in_threads(mix)
+
+
+@pytest.mark.parametrize("rule, name", [(Subgradient, "subgradient"), (HingeProx, "prox")])
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("lanes, round_steps, rskip, askip", [(2, 5, 3, 7), (3, 1, 1, 0),
+                                                              (2, 64, 16, 1)])
+def test_hinge_mix_equals_the_plain_mixed_steps(rule, name, sparse, lanes, round_steps, rskip,
+                                                askip):
+    X, y = _data()
+    pi, nj = _draws(y, 300)
+    lam, t0 = 0.05, 3.0
+    w = Weights(np.zeros((X.shape[1], 2)), averaging=True)
+    scheds = [Schedule(lam, t0, rskip, askip) for _ in range(lanes)]
+    mix = HingeMix(RowSource(sp.csr_matrix(X) if sparse else X), w, scheds, rule(),
+                   round_steps)
+    span = lanes * round_steps
+    _run_mix(mix, pi, nj, span * max(1, 150 // span))
+    ref_w, ref_avg = mixed_hinge_pair_steps(X, pi, nj, lanes, round_steps, lam, t0, rskip,
+                                            name, askip)
+    _close(w.coef(), ref_w)
+    if askip:
+        _close(w.average(), ref_avg)
+    assert mix.schedule.t == 300 // lanes
+    assert w.py_sqnorm() == pytest.approx(ref_w @ ref_w, rel=1e-10)  # the merged ||w||^2
+    assert not np.array_equal(ref_w, hinge_pair_steps(X, pi, nj, lam, t0, rskip, name)[0])
+
+
+def test_hinge_mix_folds_every_lane_and_the_base_where_the_fold_falls_due():
+    # scale 1.02e-4: the first shrink (lane step 2: (1 - 1/5)^2 = 0.64, SVMSGD2's guard)
+    # leaves the averaging band [1e-4, 1e4]: both lanes stop after pair position 3, the
+    # round is merged there and everything folds; the round's rest is a round of its own
+    X, y = _data(5)
+    pi, nj = _draws(y, 240, seed=4)
+    w = Weights(np.zeros((X.shape[1], 2)), scale=1.02e-4, averaging=True)
+    scheds = [Schedule(0.05, 3.0, 2, 3) for _ in range(2)]
+    mix = HingeMix(RowSource(X), w, scheds, HingeProx(), 7)
+    _run_mix(mix, pi, nj, 98)
+    ref_w, ref_avg = mixed_hinge_pair_steps(X, pi, nj, 2, 7, 0.05, 3.0, 2, "prox", 3, cuts=[4])
+    assert w.scale > 1e-4  # folded, not left below the band
+    _close(w.coef(), ref_w)
+    _close(w.average(), ref_avg)
+    uncut, _ = mixed_hinge_pair_steps(X, pi, nj, 2, 7, 0.05, 3.0, 2, "prox", 3)
+    assert np.abs(uncut - ref_w).max() > 1e-6
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("l1, l2, lanes, round_steps", [(0.0, 0.3, 2, 4), (0.02, 0.1, 3, 1),
+                                                        (0.5, 0.0, 2, 50)])
+def test_square_mix_equals_the_plain_mixed_steps(sparse, l1, l2, lanes, round_steps):
+    X, y = _data(1)
+    pi, nj = _draws(y, 240)
+    step, weight = 0.05, 0.7
+    w = ElasticNetWeights(ElasticNetWeights.fresh(X.shape[1]))
+    mix = SquareMix(RowSource(sp.csr_matrix(X) if sparse else X), w, lanes, round_steps)
+    mix.set_step(step, weight, step * l1, 1 + step * l2)
+    span = lanes * round_steps
+    _run_mix(mix, pi, nj, span * max(1, 120 // span))
+    _close(w.coef(), mixed_square_prox_pair_steps(X, pi, nj, lanes, round_steps, step,
+                                                  weight, l1, l2))
+
+
+def test_mix_refuses_blocks_it_cannot_share_out():
+    X, y = _data()
+    w = Weights(np.zeros((X.shape[1], 1)))
+    mix = HingeMix(RowSource(X), w, [Schedule(0.1, 1.0, 1) for _ in range(2)], Subgradient(),
+                   4)
+    with pytest.raises(ValueError, match="multiple of 2"):
+        mix.set_block(np.array([0, 0, 0]), np.array([1, 1, 1]))
+    with pytest.raises(IndexError, match="outside"):
+        mix.set_block(np.array([0, 60]), np.array([1, 1]))
+    with pytest.raises(ValueError, match="the state the mix was built on"):
+        mix.set_weights(Weights(np.zeros((X.shape[1], 1))))
+
+
+def test_psam_on_threads_follows_the_mixed_steps_with_its_draws(monkeypatch):
+    monkeypatch.setattr(stochastic, "MIX_ROUND", 5)
+    X, y = _data(3)
+    clf = aucopt.get("psam", lam=0.02, t0=5.0, rskip=2, askip=4, n_epochs=1, n_jobs=2,
+                     random_state=1).fit(X, y)
+    rng = np.random.default_rng(1)
+    pos, neg = np.flatnonzero(y > 0), np.flatnonzero(y < 0)
+    pi = pos[rng.integers(0, pos.size, size=len(y))]
+    nj = neg[rng.integers(0, neg.size, size=len(y))]
+    # lanes count their own steps t_l; the schedule is that of t = 2 t_l steps:
+    # eta = 1 / (0.02 (2 t_l + 5)) = 1 / (0.04 (t_l + 2.5)), a snapshot every 4 / 2 steps
+    _, ref_avg = mixed_hinge_pair_steps(X, pi, nj, 2, 5, 0.04, 2.5, 2, "prox", 2)
+    _close(clf.coef_, ref_avg)
+    assert clf.t_ == len(y)
+
+
+@pytest.mark.parametrize("name", LEARNERS)
+def test_threads_are_deterministic_and_dense_equals_csr(name):
+    X, y = load("dna_ei")
+    X = X[:1500]
+    y = y[:1500]
+    fits = [aucopt.get(name, n_epochs=2, n_jobs=2, random_state=4).fit(data, y).coef_
+            for data in (X, X, X.toarray())]
+    np.testing.assert_array_equal(fits[0], fits[1])
+    np.testing.assert_array_equal(fits[0], fits[2])
+    one = aucopt.get(name, n_epochs=2, n_jobs=1, random_state=4).fit(X, y).coef_
+    assert not np.array_equal(one, fits[0])  # the threads did run
+
+
+@pytest.mark.parametrize("name", LEARNERS)
+def test_threads_learn_as_well_as_one_after_the_same_epochs(name):
+    X, y = load("dna_ei")
+    X_tr, X_te, y_tr, y_te = split(X, y, test_size=0.3, random_state=0)
+    aucs = {}
+    for jobs in (1, 2, 3):
+        aucs[jobs] = np.mean([aucopt.get(name, n_epochs=4, n_jobs=jobs, random_state=seed)
+                              .fit(X_tr, y_tr).score(X_te, y_te) for seed in range(3)])
+    assert abs(aucs[2] - aucs[1]) < 0.003 and abs(aucs[3] - aucs[1]) < 0.003, aucs
+
+
+def test_ctrl_c_stops_every_thread_and_rolls_back():
+    X, y = load("spambase")
+    X = Scaler("standard").fit_transform(X.toarray())
+    clf = aucopt.get("psam", n_epochs=1, n_jobs=2, random_state=0).fit(X, y)
+    before = clf.coef_.copy()
+    threads = threading.active_count()
+    timer = threading.Timer(0.05, _thread.interrupt_main)
+    timer.start()
+    start = time.perf_counter()
+    with pytest.raises(KeyboardInterrupt):
+        clf.set_params(n_epochs=100000).fit(X, y)
+    assert time.perf_counter() - start < 5.0
+    timer.join()
+    assert threading.active_count() == threads
+    np.testing.assert_array_equal(clf.coef_, before)

@@ -1,5 +1,7 @@
 # Row source shared by every learner kernel: dense C-contiguous rows and CSR rows
-# handed out in one form, (values*, feature indices*, nnz).
+# handed out in one form, (values*, feature indices*, nnz). `row_of` / `sqnorm_of`
+# are the inline forms of the methods, for hot loops in other modules (a cdef
+# method call across modules cannot be inlined).
 from libc.stdint cimport int32_t, int64_t
 
 cdef class RowSource:
@@ -16,3 +18,26 @@ cdef class RowSource:
     cdef Py_ssize_t row(self, Py_ssize_t i, const double** vals,
                         const int32_t** ind) noexcept nogil
     cdef double sqnorm(self, Py_ssize_t i) noexcept nogil
+
+
+cdef inline Py_ssize_t row_of(RowSource X, Py_ssize_t i, const double** vals,
+                              const int32_t** ind) noexcept nogil:
+    """Point ``vals``/``ind`` at row ``i`` of ``X`` and return its number of entries."""
+    cdef int64_t start
+    if X.order != NULL:
+        i = X.order[i]
+    if X.dense:
+        vals[0] = X.data + i * X.n_features
+        ind[0] = X.indices
+        return X.n_features
+    start = X.indptr[i]
+    vals[0] = X.data + start
+    ind[0] = X.indices + start
+    return <Py_ssize_t>(X.indptr[i + 1] - start)
+
+
+cdef inline double sqnorm_of(RowSource X, Py_ssize_t i) noexcept nogil:
+    """Cached squared norm of row ``i`` (the source needs ``norms=True``)."""
+    if X.order != NULL:
+        i = X.order[i]
+    return X.sqnorms[i]

@@ -288,23 +288,11 @@ cdef class RowSource:
     cdef Py_ssize_t row(self, Py_ssize_t i, const double** vals,
                         const int32_t** ind) noexcept nogil:
         """Point ``vals``/``ind`` at row ``i`` and return its number of entries."""
-        cdef int64_t start
-        if self.order != NULL:
-            i = self.order[i]
-        if self.dense:
-            vals[0] = self.data + i * self.n_features
-            ind[0] = self.indices
-            return self.n_features
-        start = self.indptr[i]
-        vals[0] = self.data + start
-        ind[0] = self.indices + start
-        return <Py_ssize_t>(self.indptr[i + 1] - start)
+        return row_of(self, i, vals, ind)
 
     cdef double sqnorm(self, Py_ssize_t i) noexcept nogil:
         """Squared Euclidean norm of row ``i`` (cached; needs ``norms=True``)."""
-        if self.order != NULL:
-            i = self.order[i]
-        return self.sqnorms[i]
+        return sqnorm_of(self, i)
 
     @property
     def has_norms(self):

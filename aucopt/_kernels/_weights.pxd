@@ -2,6 +2,9 @@
 # array (column 0 = v, column 1 = the lazy-average accumulator when averaging, further
 # columns = per-coordinate state of a rule), with an always-maintained squared norm,
 # an optional undo journal, and a lazy elastic-net variant with the same method names.
+# `weights_dot` is the inline form of `Weights.dot` for hot loops in other modules;
+# `lazy_value` is the elastic-net coordinate brought from its stamp to the current step.
+from libc.math cimport copysign, fabs
 from libc.stdint cimport int32_t
 
 from aucopt._kernels._journal cimport Journal
@@ -18,6 +21,8 @@ cdef class Weights:
     cdef readonly double avg_q
     cdef double fold_low
     cdef double fold_high
+    cdef public bint hold_folds
+    cdef readonly bint fold_due
     cdef readonly Journal journal
     cdef double saved[4]
     cdef object _state
@@ -45,6 +50,8 @@ cdef class ElasticNetWeights:
     cdef readonly Py_ssize_t n_features
     cdef readonly double P
     cdef readonly double R
+    cdef public bint hold_folds
+    cdef readonly bint fold_due
     cdef readonly Journal journal
     cdef double saved[2]
     cdef object _state
@@ -60,3 +67,23 @@ cdef class ElasticNetWeights:
                       const double* vj, const int32_t* ij, Py_ssize_t nj) except -1 nogil
     cdef int prox_step(self, double theta, double c) except -1 nogil
     cdef int fold(self) except -1 nogil
+
+
+cdef inline double weights_dot(Weights w, const double* vals, const int32_t* ind,
+                               Py_ssize_t nnz) noexcept nogil:
+    """``w . x`` for a row given as (values, indices, nnz)."""
+    cdef Py_ssize_t k
+    cdef double s = 0.0
+    cdef const double* v = w.v
+    cdef Py_ssize_t stride = w.stride
+    for k in range(nnz):
+        s += v[ind[k] * stride] * vals[k]
+    return s * w.scale
+
+
+cdef inline double lazy_value(double a, double P0, double R0, double P,
+                              double R) noexcept nogil:
+    """An elastic-net coordinate stored as ``a`` at the stamp ``(P0, R0)``, at the
+    step whose products are ``(P, R)``: ``sign(a) max(0, |a| P0 - (R - R0)) / P``."""
+    cdef double mag = fabs(a) * P0 - (R - R0)
+    return 0.0 if mag <= 0.0 else copysign(mag / P, a)

@@ -137,13 +137,7 @@ cdef class Weights:
     cdef double dot(self, const double* vals, const int32_t* ind,
                     Py_ssize_t nnz) noexcept nogil:
         """``w . x`` for a row given as (values, indices, nnz)."""
-        cdef Py_ssize_t k
-        cdef double s = 0.0
-        cdef double* v = self.v
-        cdef Py_ssize_t stride = self.stride
-        for k in range(nnz):
-            s += v[ind[k] * stride] * vals[k]
-        return s * self.scale
+        return weights_dot(self, vals, ind, nnz)
 
     cdef double avg_dot(self, const double* vals, const int32_t* ind,
                         Py_ssize_t nnz) noexcept nogil:
@@ -196,10 +190,14 @@ cdef class Weights:
         return 0
 
     cdef int scale_by(self, double a) except -1 nogil:
-        """``w <- a w`` in O(1) (O(d) when the scale has to be folded)."""
+        """``w <- a w`` in O(1) (O(d) when the scale has to be folded; with
+        ``hold_folds`` the fold is left to the caller, who sees ``fold_due``)."""
         self.scale *= a
         if fabs(self.scale) < self.fold_low or fabs(self.scale) > self.fold_high:
-            self.fold()
+            if self.hold_folds:
+                self.fold_due = True
+            else:
+                self.fold()
         return 0
 
     cdef void snapshot(self, double weight) noexcept nogil:
@@ -223,6 +221,7 @@ cdef class Weights:
         self.vsq = s
         self.avg_c = 0.0
         self.scale = 1.0
+        self.fold_due = False
         return 0
 
     cdef double sqnorm(self) noexcept nogil:
@@ -399,13 +398,12 @@ cdef class ElasticNetWeights:
         row updates exactly the coordinates its CSR form would.
         """
         cdef Py_ssize_t k, pos
-        cdef double mag
         for k in range(nnz):
             pos = 3 * ind[k]
             if vals[k] != 0.0 and (self.a[pos + 1] != self.P or self.a[pos + 2] != self.R):
                 touch(self.journal, ind[k])
-                mag = fabs(self.a[pos]) * self.a[pos + 1] - (self.R - self.a[pos + 2])
-                self.a[pos] = 0.0 if mag <= 0.0 else copysign(mag / self.P, self.a[pos])
+                self.a[pos] = lazy_value(self.a[pos], self.a[pos + 1], self.a[pos + 2],
+                                         self.P, self.R)
                 self.a[pos + 1] = self.P
                 self.a[pos + 2] = self.R
         return 0
@@ -444,23 +442,26 @@ cdef class ElasticNetWeights:
         self.R += theta * self.P
         self.P *= c
         if self.P > RENORMALIZE_P:
-            self.fold()
+            if self.hold_folds:
+                self.fold_due = True
+            else:
+                self.fold()
         return 0
 
     cdef int fold(self) except -1 nogil:
         """Materialise every coordinate and restart at ``P = 1, R = 0`` (O(d))."""
         cdef Py_ssize_t k, pos
-        cdef double mag
         if self.journal is not None:
             self.journal.save_all()
         for k in range(self.n_features):
             pos = 3 * k
-            mag = fabs(self.a[pos]) * self.a[pos + 1] - (self.R - self.a[pos + 2])
-            self.a[pos] = 0.0 if mag <= 0.0 else copysign(mag / self.P, self.a[pos])
+            self.a[pos] = lazy_value(self.a[pos], self.a[pos + 1], self.a[pos + 2], self.P,
+                                     self.R)
             self.a[pos + 1] = 1.0
             self.a[pos + 2] = 0.0
         self.P = 1.0
         self.R = 0.0
+        self.fold_due = False
         return 0
 
     def scores(self, RowSource rows):
@@ -468,7 +469,7 @@ cdef class ElasticNetWeights:
         cdef Py_ssize_t i, k, nnz, pos, work = 0
         cdef const double* vals
         cdef const int32_t* ind
-        cdef double s, mag, value
+        cdef double s, value
         if rows.n_features != self.n_features:
             raise ValueError(f"rows have {rows.n_features} features, the weights "
                              f"{self.n_features}")
@@ -482,8 +483,8 @@ cdef class ElasticNetWeights:
                     pos = 3 * ind[k]
                     value = self.a[pos]
                     if self.a[pos + 1] != self.P or self.a[pos + 2] != self.R:
-                        mag = fabs(value) * self.a[pos + 1] - (self.R - self.a[pos + 2])
-                        value = 0.0 if mag <= 0.0 else copysign(mag / self.P, value)
+                        value = lazy_value(value, self.a[pos + 1], self.a[pos + 2], self.P,
+                                           self.R)
                     s += value * vals[k]
                 o[i] = s
                 poll(&work, nnz + 1)

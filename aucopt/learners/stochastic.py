@@ -27,37 +27,94 @@ fixed values would under-regularise by that factor (measured on the benchmark se
 SAM loses up to 0.09 AUC).
 """
 import math
+import threading
 
 import numpy as np
 
-from aucopt._kernels._pairwise import (HingeProx, Schedule, Subgradient, hinge_pairs,
-                                       square_prox_pairs)
+from aucopt._kernels._pairwise import (HingeMix, HingeProx, Schedule, SquareMix, Subgradient,
+                                       hinge_pairs, square_prox_pairs)
 from aucopt._state import Generator, Scalar
 from aucopt.base import BaseLearner, OnlineMixin
-from aucopt.learners._common import (EPOCH_PARAMS, ElasticNetModel, WeightsModel,
-                                     auto_or_positive, check_epochs, settle, weights_state)
+from aucopt.learners._common import (EPOCH_PARAMS, SETTLE_RATIO, ElasticNetModel,
+                                     WeightsModel, auto_or_positive, check_epochs, settle,
+                                     weights_state)
 from aucopt.learners._objectives import mean_pair_hinge, mean_pair_square
-from aucopt.validation import (check_choice, check_count, check_positive, check_random_state,
-                               check_seed, row_scale, row_source)
+from aucopt.validation import (check_choice, check_count, check_n_jobs, check_positive,
+                               check_random_state, check_seed, n_threads, row_scale,
+                               row_source)
 
 # Pairs are drawn and handed to the kernel in blocks: bounded memory whatever n.
 PAIR_BLOCK = 1 << 16
+# Steps each thread takes between two merges when n_jobs > 1 (kernel docstring of
+# aucopt._kernels._pairwise, "Threads"): the staleness a thread's view can have.
+MIX_ROUND = 256
 
 
-def _pair_blocks(rng, pos, neg, n_steps):
+def _pair_blocks(rng, pos, neg, n_steps, block=PAIR_BLOCK):
     """Row indices of ``n_steps`` uniform draws with replacement from each class,
-    in blocks of at most :data:`PAIR_BLOCK` (positives then negatives per block)."""
-    for start in range(0, n_steps, PAIR_BLOCK):
-        size = min(PAIR_BLOCK, n_steps - start)
+    in blocks of at most ``block`` (positives then negatives per block)."""
+    for start in range(0, n_steps, block):
+        size = min(block, n_steps - start)
         pos_rows = pos[rng.integers(0, pos.size, size=size)].astype(np.int64)
         neg_rows = neg[rng.integers(0, neg.size, size=size)].astype(np.int64)
         yield pos_rows, neg_rows
+
+
+def _run_lanes(mix, pos, neg, rng, per_lane):
+    """``per_lane`` steps on every lane of ``mix``, the pairs drawn in blocks from
+    ``rng`` (pair ``k`` of a block goes to lane ``k % n_threads``)."""
+    lanes = mix.n_threads
+    for pos_rows, neg_rows in _pair_blocks(rng, pos, neg, lanes * per_lane,
+                                           (PAIR_BLOCK // lanes) * lanes):
+        mix.set_block(pos_rows, neg_rows)
+        _in_threads(mix)
+
+
+def _in_threads(mix):
+    """``mix.run(p)`` on ``mix.n_threads`` threads at once (lane 0 in this one, so
+    Ctrl-C reaches its kernel); every thread has ended when this returns."""
+    failed = []
+
+    def lane(p):
+        try:
+            mix.run(p)
+        except BaseException as exc:  # noqa: BLE001 -- re-raised in the caller
+            failed.append(exc)
+
+    threads = [threading.Thread(target=lane, args=(p,), daemon=True)
+               for p in range(1, mix.n_threads)]
+    try:
+        for thread in threads:
+            thread.start()
+        mix.run(0)
+    except BaseException:
+        mix.abort()  # lanes waiting for this one return at once
+        raise
+    finally:
+        _join(threads, mix)
+    if failed:
+        raise failed[0]
+
+
+def _join(threads, mix):
+    """Wait for every started thread, also through Ctrl-C (which stops the lanes)."""
+    interrupted = None
+    for thread in threads:
+        while thread.is_alive():
+            try:
+                thread.join()
+            except BaseException as exc:  # noqa: BLE001 -- re-raised below
+                mix.abort()
+                interrupted = interrupted or exc
+    if interrupted is not None:
+        raise interrupted
 
 
 def _check_common(learner):
     check_epochs(learner)
     check_count("verbose", learner.verbose, minimum=0)
     check_seed(learner.random_state)
+    check_n_jobs(getattr(learner, "n_jobs", None))  # compositions may not have it
 
 
 class _PairwiseSGD(OnlineMixin, BaseLearner):
@@ -80,6 +137,21 @@ class _PairwiseSGD(OnlineMixin, BaseLearner):
     def _prepare(self, rows, y):
         self._pos = np.flatnonzero(y > 0)
         self._neg = np.flatnonzero(y < 0)
+        self._mix = None  # the threads' lanes of this call, built on first use
+
+    def _finish(self, rows, y):
+        self.__dict__.pop("_mix", None)
+        super()._finish(rows, y)
+
+    def _threads(self, rows, n_steps):
+        """Threads for ``n_steps`` steps on ``rows``: ``n_jobs``, or 1 when each
+        thread would get fewer than two rounds or the steps cannot amortise the
+        threads' O(d) copies of the model (as :func:`settle` its fold)."""
+        threads = n_threads(getattr(self, "n_jobs", None))
+        if (threads > 1 and n_steps >= 2 * threads * MIX_ROUND
+                and n_steps * SETTLE_RATIO >= rows.n_features):
+            return threads
+        return 1
 
     def _progress(self):
         return f"steps {self.t_}, "
@@ -160,17 +232,45 @@ class _HingeSGD(WeightsModel, _PairwiseSGD):
             askip = self._askip(rows.n_rows)
             if self.acount_ is None:
                 self.acount_ = askip
-        sched = Schedule(self.lam_, self.t0_, int(self.rskip), askip, t=self.t_,
-                         rcount=self.rcount_, acount=self.acount_ if askip else 0)
         w = self._open_weights()
-        for pos_rows, neg_rows in _pair_blocks(self.random_state_, self._pos, self._neg,
-                                               rows.n_rows):
-            hinge_pairs(rows, w, pos_rows, neg_rows, self._rule(), sched)
-        settle(w, rows.n_rows)
+        threads = self._threads(rows, rows.n_rows)
+        if threads > 1:
+            sched = self._mixed_pass(rows, w, threads, askip)
+        else:
+            sched = Schedule(self.lam_, self.t0_, int(self.rskip), askip, t=self.t_,
+                             rcount=self.rcount_, acount=self.acount_ if askip else 0)
+            for pos_rows, neg_rows in _pair_blocks(self.random_state_, self._pos,
+                                                   self._neg, rows.n_rows):
+                hinge_pairs(rows, w, pos_rows, neg_rows, self._rule(), sched)
+            settle(w, rows.n_rows)
+            self.t_ = int(sched.t)
         self._store_weights(w)
-        self.t_, self.rcount_ = int(sched.t), int(sched.rcount)
+        self.rcount_ = int(sched.rcount)
         if askip:
             self.acount_ = int(sched.acount)
+
+    def _mixed_pass(self, rows, w, threads, askip):
+        """A pass on ``threads`` threads: each takes ``ceil(n / threads)`` pairs with
+        the schedule of the global step count (lane steps ``t_l``, global ``t =
+        threads t_l``: ``eta = 1 / (lam (t + t0))``, a lane's shrink every ``rskip``
+        of its steps is that of ``threads * rskip`` steps, a snapshot every ``askip /
+        threads`` of its steps). Returns the lanes' schedule."""
+        mix = self._mix
+        if mix is None:
+            base, extra = divmod(self.t_, threads)
+            lane_askip = max(1, askip // threads) if askip else 0
+            scheds = [Schedule(threads * self.lam_, (self.t0_ + extra) / threads,
+                               int(self.rskip), lane_askip, t=base,
+                               rcount=min(self.rcount_, int(self.rskip)),
+                               acount=min(self.acount_, lane_askip) if askip else 0)
+                      for _ in range(threads)]
+            mix = self._mix = HingeMix(rows, w, scheds, self._rule(), MIX_ROUND)
+        else:
+            mix.set_weights(w)
+        per_lane = -(-rows.n_rows // threads)
+        _run_lanes(mix, self._pos, self._neg, self.random_state_, per_lane)
+        self.t_ += threads * per_lane
+        return mix.schedule
 
 
 _COMMON_PARAMS = """
@@ -194,10 +294,25 @@ _AVERAGING_PARAMS = """
         ``max(1, n // 100)`` (a hundred snapshots per epoch). Snapshots cost O(1)
         (lazy averaging), so any value is affordable."""
 
-_TAIL_PARAMS = EPOCH_PARAMS.format(tol="3e-3") + """
+_N_JOBS_PARAMS = """
+    n_jobs : int or None, default=None
+        Threads for a pass (None: 1; -1: every core). With ``n_jobs > 1`` each
+        thread takes its own pairs on a private copy of the model, and every
+        MIX_ROUND steps the threads' changes are summed into the model (Hogwild's
+        lock-free parallel SGD of Recht, Re, Wright & Niu, NIPS 2011, with the
+        staleness bounded by one round and the updates applied in a fixed order;
+        summing rather than averaging the copies keeps the sequential algorithm's
+        progress per pair). The model is then the same, bit for bit, for the same
+        ``n_jobs``, seed and data (dense or CSR), but not the model of another
+        ``n_jobs``; it matches it in quality after the same number of epochs.
+        Passes too short to amortise the threads' copies of the model (fewer than
+        ``2 n_jobs MIX_ROUND`` or ``n_features / 16`` steps) run on one thread.
+        ``n_jobs=1`` is the sequential algorithm.""".replace("MIX_ROUND", str(MIX_ROUND))
+
+_TAIL_PARAMS = EPOCH_PARAMS.format(tol="3e-3") + _N_JOBS_PARAMS + """
     random_state : int, numpy Generator or None, default=None
         Seed of the pair draws; the same seed gives the same model, bit for bit,
-        for dense and CSR input.
+        for dense and CSR input (and the same ``n_jobs``).
     verbose : int, default=0
         Print one progress line per epoch (steps, ``||w||``, objective, training
         AUC, time).
@@ -258,8 +373,8 @@ class SAM(_HingeSGD):
     _aucopt_name = "sam"
 
     def __init__(self, lam="auto", t0=None, rskip=16, n_epochs="auto", tol=3e-3,
-                 n_iter_no_change=2, max_epochs=50, random_state=None, verbose=0,
-                 pos_label=None):
+                 n_iter_no_change=2, max_epochs=50, n_jobs=None, random_state=None,
+                 verbose=0, pos_label=None):
         self.lam = lam
         self.t0 = t0
         self.rskip = rskip
@@ -267,6 +382,7 @@ class SAM(_HingeSGD):
         self.tol = tol
         self.n_iter_no_change = n_iter_no_change
         self.max_epochs = max_epochs
+        self.n_jobs = n_jobs
         self.random_state = random_state
         self.verbose = verbose
         self.pos_label = pos_label
@@ -289,8 +405,8 @@ class ASAM(_HingeSGD):
     _averaged = True
 
     def __init__(self, lam="auto", t0=None, rskip=16, askip=None, n_epochs="auto", tol=3e-3,
-                 n_iter_no_change=2, max_epochs=50, random_state=None, verbose=0,
-                 pos_label=None):
+                 n_iter_no_change=2, max_epochs=50, n_jobs=None, random_state=None,
+                 verbose=0, pos_label=None):
         self.lam = lam
         self.t0 = t0
         self.rskip = rskip
@@ -299,6 +415,7 @@ class ASAM(_HingeSGD):
         self.tol = tol
         self.n_iter_no_change = n_iter_no_change
         self.max_epochs = max_epochs
+        self.n_jobs = n_jobs
         self.random_state = random_state
         self.verbose = verbose
         self.pos_label = pos_label
@@ -380,7 +497,7 @@ class AdaDSGD(ElasticNetModel, _PairwiseSGD):
         Stage growth factor ``beta``.
     inner : {"alg1", "stability"}, default="alg1"
         Inner iterations per stage: ``m`` (Alg. 1) or ``ceil(m ** (4/3))``.""" \
-        + EPOCH_PARAMS.format(tol="1e-3") + """
+        + EPOCH_PARAMS.format(tol="1e-3") + _N_JOBS_PARAMS + """
     random_state : int, numpy Generator or None, default=None
     verbose : int, default=0
         Print one progress line per epoch.
@@ -409,8 +526,8 @@ class AdaDSGD(ElasticNetModel, _PairwiseSGD):
 
     def __init__(self, eta="auto", lam="auto", l1_ratio=0.5, penalty="elasticnet",
                  l2_form="half", m0=1000, growth=2.0, inner="alg1", n_epochs="auto",
-                 tol=1e-3, n_iter_no_change=2, max_epochs=50, random_state=None, verbose=0,
-                 pos_label=None):
+                 tol=1e-3, n_iter_no_change=2, max_epochs=50, n_jobs=None, random_state=None,
+                 verbose=0, pos_label=None):
         self.eta = eta
         self.lam = lam
         self.l1_ratio = l1_ratio
@@ -423,6 +540,7 @@ class AdaDSGD(ElasticNetModel, _PairwiseSGD):
         self.tol = tol
         self.n_iter_no_change = n_iter_no_change
         self.max_epochs = max_epochs
+        self.n_jobs = n_jobs
         self.random_state = random_state
         self.verbose = verbose
         self.pos_label = pos_label
@@ -468,10 +586,22 @@ class AdaDSGD(ElasticNetModel, _PairwiseSGD):
                 + 0.5 * l2 * float(coef @ coef) + l1 * float(np.abs(coef).sum()))
 
     def _stage(self, rows, w, pos, neg, m, n_steps):
-        """``n_steps`` prox steps on pairs from ``pos``/``neg`` (a stage of ``m`` rows)."""
+        """``n_steps`` prox steps on pairs from ``pos``/``neg`` (a stage of ``m`` rows);
+        on ``n_jobs`` threads each takes ``ceil(n_steps / n_jobs)`` steps."""
         l1, l2 = self._penalty()
         eta = self.eta_
         weight = 2.0 * pos.size * neg.size / (m * (m - 1.0))
+        threads = self._threads(rows, n_steps)
+        if threads > 1:
+            if self._mix is None:
+                self._mix = SquareMix(rows, w, threads, MIX_ROUND)
+            self._mix.set_weights(w)
+            self._mix.set_step(eta, weight, eta * l1, 1.0 + eta * l2)
+            per_lane = -(-n_steps // threads)
+            _run_lanes(self._mix, pos, neg, self.random_state_, per_lane)
+            self.t_ += threads * per_lane
+            return
+        self._mix = None  # the base moves without the lanes: rebuild them if needed
         for pos_rows, neg_rows in _pair_blocks(self.random_state_, pos, neg, n_steps):
             square_prox_pairs(rows, w, pos_rows, neg_rows, eta, weight, eta * l1,
                               1.0 + eta * l2)
