@@ -18,12 +18,13 @@ def _matrix(seed=0, n=30, d=12, density=0.3):
     return X
 
 
-@pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
-def test_row_source_csr_rows_match_numpy(index_dtype):
+@pytest.mark.parametrize("ptr_dtype", [np.int32, np.int64, np.uint16])
+@pytest.mark.parametrize("index_dtype", [np.int32, np.int64, np.uint8])
+def test_row_source_csr_rows_match_numpy(ptr_dtype, index_dtype):
     X = _matrix()
     Xs = sp.csr_matrix(X)
     Xs.indices = Xs.indices.astype(index_dtype)
-    Xs.indptr = Xs.indptr.astype(index_dtype)
+    Xs.indptr = Xs.indptr.astype(ptr_dtype)
     rows = RowSource(Xs)
     assert (rows.n_rows, rows.n_features, rows.dense) == (30, 12, False)
     for i in range(X.shape[0]):
@@ -59,6 +60,33 @@ def test_row_source_refuses_unvalidated_input():
         RowSource(unsorted)
 
 
+def test_row_source_reads_int32_indices_and_int64_pointers_in_place():
+    """A matrix in the kernels' index widths is not copied: the row source's extra
+    memory is its row norms (rcv1-sized inputs must fit next to their CSR)."""
+    import tracemalloc
+
+    n, nnz_per_row, d = 20000, 50, 5000
+    rng = np.random.default_rng(0)
+    indices = np.sort(rng.choice(d, size=(n, nnz_per_row)), axis=1)
+    indices += np.arange(nnz_per_row)  # strictly increasing within a row
+    X = sp.csr_matrix((rng.random(n * nnz_per_row), indices.ravel().astype(np.int32),
+                       np.arange(0, n * nnz_per_row + 1, nnz_per_row, dtype=np.int64)),
+                      shape=(n, d + nnz_per_row))
+    X.indptr = X.indptr.astype(np.int64)
+    tracemalloc.start()
+    rows = RowSource(X)
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert peak < 8 * n + 100_000  # the norms; a copy of the indices would be 4 MB
+    assert rows.get_row(7)[0].tolist() == X[7].indices.tolist()
+    X.indices = X.indices.astype(np.int64)  # other widths: one narrowed copy
+    tracemalloc.start()
+    RowSource(X)
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert peak >= 4 * X.nnz
+
+
 def _csr(X):
     A = sp.csr_matrix(X)
     return A.data.copy(), A.indices.copy(), A.indptr.copy()
@@ -71,12 +99,13 @@ def _csr(X):
     (lambda d, i, p: p.__setitem__(-1, p[-1] + 5), "past the end"),
     (lambda d, i, p: p.__setitem__(0, 1), "not 0"),
 ])
+@pytest.mark.parametrize("ptr_dtype", [np.int32, np.int64])
 @pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
-def test_row_source_refuses_malformed_csr(edit, match, index_dtype):
+def test_row_source_refuses_malformed_csr(edit, match, ptr_dtype, index_dtype):
     """Kernels run without bounds checks: a CSR matrix edited into an invalid
     structure must never reach them (segfaults or silent reads before)."""
     data, ind, ptr = _csr(_matrix())
-    ind, ptr = ind.astype(index_dtype), ptr.astype(index_dtype)
+    ind, ptr = ind.astype(index_dtype), ptr.astype(ptr_dtype)
     edit(data, ind, ptr)
     X = sp.csr_matrix((3, 3))  # a shell whose arrays we replace without scipy's checks
     X.data, X.indices, X.indptr, X._shape = data, ind, ptr, (30, 12)

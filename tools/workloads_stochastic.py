@@ -1,42 +1,62 @@
-"""Stochastic pairwise learners (issue 3) against the classifiers a user would pick instead.
+"""Stochastic pairwise learners (issues 3, 11, 13) against the classifiers a user would pick instead.
 
-One workload per text set of SOURCES.md (``pairwise_<task>``) and one dense set
-(``pairwise_dense_<task>``). Contestants, all trained on the official train split
-and scored by test AUC:
+One workload per text set of SOURCES.md (``pairwise_<task>``, training rows in file
+order: news20's file is sorted by label) and one dense set
+(``pairwise_dense_<task>``). All trained on the official train split and scored by
+test AUC; every time is the best of the ``--repeat`` repeats (the machine may be
+shared), every AUC the median.
 
-* ``psam``, ``asam``, ``sam``, ``adadsgd`` (aucopt defaults, ``random_state`` =
-  repeat index), fitted for 1, 2, 3, 5, 8 and ``EPOCHS`` epochs from scratch: the
-  trace of (fit time, test AUC) gives the time to reach a target AUC, the last fit
-  is the reported model;
-* ``SGDClassifier(loss="hinge", average=True)`` traced the same way
-  (``max_iter`` = epochs, ``tol=None``);
-* ``LinearSVC(class_weight="balanced")`` and ``LogisticRegression(class_weight=
-  "balanced")``: one fit each;
-* ``X @ w``: one pass over the training matrix, the memory-bound floor.
+Contestants:
 
-Times are training times only (evaluation between traced fits is not counted;
-``benchlib.Timed``). Columns: test AUC of the final model, time per epoch (slope
-of the trace), epoch time / ``X @ w`` time, and the time to reach the best peer's
-test AUC (the peer, among the three scikit-learn classifiers, with the highest
-median test AUC; median over repeats of the first traced fit at that AUC, "never"
-if the median repeat does not get there), with its ratio to the time that peer
-needs itself (median over repeats of its first traced fit reaching its own final
-AUC; its whole fit for LinearSVC and LogisticRegression).
+* ``psam``, ``asam``, ``sam``, ``adadsgd`` (aucopt defaults but ``n_epochs``,
+  ``random_state`` = repeat index, one thread), fitted for each epoch count of
+  ``TRACE`` from scratch: the trace of (fit time, test AUC) gives the time to reach
+  a target AUC;
+* ``psam defaults``: PSAM with every default (``n_epochs="auto"``);
+* ``psam epochs n_jobs=1`` / ``n_jobs=2``: ``EPOCHS`` epochs, each pass timed (the
+  driver's pass hook: no validation or threshold); ``epoch`` is their mean;
+* peers: ``SGDClassifier(loss="hinge", average=True)`` and Vowpal Wabbit (logistic
+  loss, its default adaptive normalised updates; if the ``vowpalwabbit`` package is
+  installed; fed from its binary cache, written before the timed fits) traced over
+  the same epoch counts; ``LinearSVC()`` with its defaults, ``LinearSVC`` and
+  ``LogisticRegression`` with ``class_weight="balanced"``: one fit each;
+* floors: ``X @ w`` (one pass in storage order) and ``random pair dots`` (the ``2 n``
+  row dots of an epoch's pairs in draw order, :mod:`pairtiming`).
+
+Columns: test AUC; time per epoch (traced learners: slope of the trace); epoch /
+``X @ w``; epoch / random pair dots; time to the target ``best peer AUC - 0.002``
+(first traced fit at or above it; a one-shot peer's fit time if its AUC is) and its
+ratio to the fastest peer's time to the same target; the ``n_jobs`` speed-up.
+
+Verdicts (column ``verdict``, rows ``psam``, ``psam defaults``, ``psam epochs
+n_jobs=2``): issue 13 -- PSAM reaches the target in at most 0.5x the fastest peer's
+time; a single-thread PSAM epoch costs at most 1.3x the random pair dots; two threads
+give an epoch at least 1.6x faster with the test AUC after ``EPOCHS`` epochs within
+0.002; issue 11 -- PSAM with every default reaches ``LinearSVC()``'s test AUC - 0.002
+in less time than ``LinearSVC()``.
 """
+import os
 import time
 import warnings
 
 import numpy as np
 
-from benchlib import Timed, workload
+from benchlib import Timed, Unavailable, workload
+from pairtiming import (VowpalWabbit, pair_dot_floor, timed_passes, vw_text, xw_floor)
 from tasks import TEXT_TASKS, load_task
 
-EPOCHS = 12
-TRACE = (1, 2, 3, 5, 8, EPOCHS)
+TRACE = (1, 2, 3, 4, 6, 8, 12)
+EPOCHS = 10
 OURS = ("psam", "asam", "sam", "adadsgd")
-PEERS = ("SGDClassifier(hinge, average)", "LinearSVC(balanced)",
-         "LogisticRegression(balanced)")
-FLOOR = "X @ w"
+DEFAULTS = "psam defaults"
+JOBS = ("psam epochs n_jobs=1", "psam epochs n_jobs=2")
+SVC_DEFAULT = "LinearSVC()"
+PEERS = ("SGDClassifier(hinge, average)", "VowpalWabbit(logistic)", SVC_DEFAULT,
+         "LinearSVC(balanced)", "LogisticRegression(balanced)")
+FLOORS = ("X @ w", "random pair dots")
+MARGIN = 0.002
+COLUMNS = ("test AUC", "time / epoch [s]", "epoch / X@w", "epoch / pair dots", "epochs",
+           "time to target [s]", "ratio to fastest peer", "n_jobs speed-up", "verdict")
 
 
 def _auc(y, s):
@@ -45,80 +65,142 @@ def _auc(y, s):
     return roc_auc(y, s)
 
 
-def _traced(make, X, y, X_te, y_te):
-    """Fit ``make(epochs)`` for each trace length; returns Timed(last fit, trace)."""
+def _trace(fit, X, y, X_te, y_te, score=None):
+    """``fit(epochs)`` for each trace length; returns Timed(last fit, trace)."""
     trace = []
     for epochs in TRACE:
-        model = make(epochs)
-        start = time.perf_counter()
-        model.fit(X, y)
-        seconds = time.perf_counter() - start
-        trace.append((epochs, seconds, _auc(y_te, model.decision_function(X_te))))
+        seconds, model = fit(epochs)
+        s = score() if score is not None else model.decision_function(X_te)
+        trace.append((epochs, seconds, _auc(y_te, s)))
     return Timed(trace[-1][1], {"trace": trace})
 
 
-def _single(make, X, y, X_te, y_te):
-    model = make()
+def _fitted(model, X, y):
     start = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # convergence warnings at default max_iter
         model.fit(X, y)
-    seconds = time.perf_counter() - start
-    return Timed(seconds, {"trace": [(None, seconds, _auc(y_te, model.decision_function(X_te)))]})
+    return time.perf_counter() - start, model
 
 
-def _floor(X):
-    w = np.random.default_rng(0).standard_normal(X.shape[1])
-    best = min(_timed(lambda: X @ w) for _ in range(20))
-    return Timed(best, {"trace": [], "seconds": best})
+def _single(make, X, y, X_te, y_te):
+    seconds, model = _fitted(make(), X, y)
+    out = {"trace": [(None, seconds, _auc(y_te, model.decision_function(X_te)))]}
+    if hasattr(model, "n_passes_"):
+        out["epochs"] = model.n_passes_
+    return Timed(seconds, out)
 
 
-def _timed(fn):
-    start = time.perf_counter()
-    fn()
-    return time.perf_counter() - start
+def _passes(make, X, y, X_te, y_te):
+    model = make()
+    seconds = timed_passes(model, X, y)
+    return Timed(sum(seconds), {"passes": seconds, "auc": model.score(X_te, y_te)})
+
+
+def _floor(seconds):
+    return Timed(seconds, {"seconds": seconds})
 
 
 def _time_to(trace, target):
-    for _, seconds, auc in trace:
-        if auc >= target:
-            return seconds
-    return float("inf")
+    return min((seconds for _, seconds, auc in trace if auc >= target), default=np.inf)
+
+
+def _verdict(ok, text):
+    return ("PASS " if ok else "FAIL ") + text
 
 
 def _finalize(outputs):
-    med = {name: float(np.median([o["trace"][-1][2] for o in outs]))
-           for name, outs in outputs.items() if name != FLOOR}
-    floor = float(np.median([o["seconds"] for o in outputs[FLOOR]])) if FLOOR in outputs \
-        else None
+    """Columns of every contestant (see the module docstring)."""
+    floors = {n: min(r["seconds"] for r in outputs[n]) for n in FLOORS}
+    traced = {n: o for n, o in outputs.items() if n not in FLOORS and n not in JOBS}
+    med = {n: float(np.median([r["trace"][-1][2] for r in outs]))
+           for n, outs in traced.items()}
     peers = [p for p in PEERS if p in med]
-    best = max(peers, key=lambda p: med[p]) if peers else None
-    target = med[best] if best else None
-    # the time the best peer needs: per repeat, the first point of its trace at its
-    # own final AUC (its whole fit for the one-shot solvers)
-    best_time = float(np.median([_time_to(o["trace"], o["trace"][-1][2])
-                                 for o in outputs[best]])) if best else None
-    cols = {}
-    for name, outs in outputs.items():
-        if name == FLOOR:
-            cols[name] = {"epoch / X@w": "1 pass"}
-            continue
+    cols = {n: {"epoch / X@w": "1 pass"} for n in FLOORS if n in outputs}
+    if not peers:
+        return cols
+    target = max(med[p] for p in peers) - MARGIN
+    reach = {n: min(_time_to(r["trace"], target) for r in outs) for n, outs in traced.items()}
+    fastest = min(peers, key=lambda p: reach[p])
+    for name, outs in traced.items():
         row = {"test AUC": f"{med[name]:.4f}"}
         trace = outs[0]["trace"]
-        if trace[0][0] is not None and len(trace) > 1:
-            slopes = [(o["trace"][-1][1] - o["trace"][0][1]) / (EPOCHS - TRACE[0])
-                      for o in outs]
-            per_epoch = float(np.median(slopes))
-            row["time / epoch [s]"] = f"{per_epoch:.4g}"
-            if floor:
-                row["epoch / X@w"] = f"{per_epoch / floor:.1f}"
-        if best:
-            reach = float(np.median([_time_to(o["trace"], target) for o in outs]))
-            row["time to best peer AUC [s]"] = "never" if np.isinf(reach) else f"{reach:.4g}"
-            row["ratio to best peer"] = "" if np.isinf(reach) else f"{reach / best_time:.3f}"
-            row["best peer"] = f"{best} {target:.4f}"
+        if trace[0][0] is not None:
+            slope = min((r["trace"][-1][1] - r["trace"][0][1]) / (TRACE[-1] - TRACE[0])
+                        for r in outs)
+            row["time / epoch [s]"] = f"{slope:.4g}"
+            row["epoch / X@w"] = f"{slope / floors['X @ w']:.2f}"
+            row["epoch / pair dots"] = f"{slope / floors['random pair dots']:.2f}"
+        if "epochs" in outs[0]:
+            row["epochs"] = "/".join(str(r["epochs"]) for r in outs)
+        row["time to target [s]"] = "never" if np.isinf(reach[name]) else f"{reach[name]:.4g}"
+        if np.isfinite(reach[name]) and np.isfinite(reach[fastest]):
+            row["ratio to fastest peer"] = f"{reach[name] / reach[fastest]:.3f}"
         cols[name] = row
+    peer_note = f"target {target:.4f} (best peer - {MARGIN}), fastest peer {fastest}"
+    if "psam" in reach:
+        ratio = reach["psam"] / reach[fastest]
+        cols["psam"]["verdict"] = _verdict(ratio <= 0.5, f"issue 13: time to target "
+                                           f"{ratio:.3f}x the fastest peer's (<= 0.5); "
+                                           + peer_note)
+    if DEFAULTS in med and SVC_DEFAULT in med:
+        ok = (med[DEFAULTS] >= med[SVC_DEFAULT] - MARGIN
+              and _best_time(outputs[DEFAULTS]) < _best_time(outputs[SVC_DEFAULT]))
+        cols[DEFAULTS]["verdict"] = _verdict(
+            ok, f"issue 11: AUC {med[DEFAULTS]:.4f} vs LinearSVC() {med[SVC_DEFAULT]:.4f} "
+                f"- {MARGIN}, time {_best_time(outputs[DEFAULTS]):.4g} s vs "
+                f"{_best_time(outputs[SVC_DEFAULT]):.4g} s")
+    _epoch_columns(outputs, floors, cols)
     return cols
+
+
+def _best_time(outs):
+    """Best fit time of a one-shot contestant over the repeats."""
+    return min(r["trace"][-1][1] for r in outs)
+
+
+def _epoch_columns(outputs, floors, cols):
+    """Epoch costs of the timed passes and the n_jobs speed-up."""
+    epochs = {}
+    for name in JOBS:
+        if name not in outputs:
+            continue
+        outs = outputs[name]
+        epoch = min(float(np.mean(r["passes"])) for r in outs)
+        auc = float(np.median([r["auc"] for r in outs]))
+        epochs[name] = (epoch, auc)
+        first = min(r["passes"][0] for r in outs)
+        later = min(float(np.mean(r["passes"][1:])) for r in outs)
+        ratio = epoch / floors["random pair dots"]
+        cols[name] = {"test AUC": f"{auc:.4f}", "time / epoch [s]": f"{epoch:.4g}",
+                      "epoch / X@w": f"{epoch / floors['X @ w']:.2f}",
+                      "epoch / pair dots": f"{ratio:.2f} (first "
+                      f"{first / floors['random pair dots']:.2f}, later "
+                      f"{later / floors['random pair dots']:.2f})",
+                      "epochs": str(EPOCHS)}
+    if JOBS[0] in epochs:
+        ratio = epochs[JOBS[0]][0] / floors["random pair dots"]
+        cols[JOBS[0]]["verdict"] = _verdict(ratio <= 1.3, f"issue 13: epoch {ratio:.2f}x the "
+                                            "random pair dots (<= 1.3)")
+    if len(epochs) == 2:
+        (one, auc1), (two, auc2) = epochs[JOBS[0]], epochs[JOBS[1]]
+        cols[JOBS[1]]["n_jobs speed-up"] = f"{one / two:.2f}"
+        cols[JOBS[1]]["verdict"] = _verdict(
+            one / two >= 1.6 and abs(auc1 - auc2) <= MARGIN,
+            f"issue 13: 2 threads {one / two:.2f}x faster (>= 1.6), AUC after {EPOCHS} "
+            f"epochs {auc2:.4f} vs {auc1:.4f} (within {MARGIN})")
+
+
+def _vw(ctx, X, y, X_te, y_te):
+    try:
+        import vowpalwabbit  # noqa: F401
+    except ImportError:
+        return Unavailable("vowpalwabbit is not installed (pip install vowpalwabbit)")
+    train, test = os.path.join(ctx.tmpdir, "train.vw"), os.path.join(ctx.tmpdir, "test.vw")
+    vw_text(train, X, y)
+    vw_text(test, X_te, y_te)
+    vw = VowpalWabbit(train, test, ctx.tmpdir)
+    return lambda: _trace(lambda e: (vw.fit(e), None), X, y, X_te, y_te, score=vw.scores)
 
 
 def _setup(task, dense=False):
@@ -140,28 +222,38 @@ def _setup(task, dense=False):
             return repeat["i"]
 
         def ours(name):
-            return lambda: _traced(
-                lambda e, s=seed(): aucopt.get(name, n_epochs=e, random_state=s),
-                X, y, X_te, y_te)
+            return lambda: _trace(
+                lambda e, s=seed(): _fitted(aucopt.get(name, n_epochs=e, random_state=s),
+                                            X, y), X, y, X_te, y_te)
 
         contestants = {name: ours(name) for name in OURS}
-        contestants[PEERS[0]] = lambda: _traced(
-            lambda e, s=seed(): SGDClassifier(loss="hinge", average=True, max_iter=e,
-                                              tol=None, random_state=s),
+        contestants[DEFAULTS] = lambda: _single(
+            lambda: aucopt.get("psam", random_state=seed()), X, y, X_te, y_te)
+        for jobs, name in enumerate(JOBS, start=1):
+            contestants[name] = lambda jobs=jobs: _passes(
+                lambda: aucopt.get("psam", n_epochs=EPOCHS, n_jobs=jobs, random_state=seed()),
+                X, y, X_te, y_te)
+        contestants[PEERS[0]] = lambda: _trace(
+            lambda e, s=seed(): _fitted(SGDClassifier(loss="hinge", average=True, max_iter=e,
+                                                      tol=None, random_state=s), X, y),
             X, y, X_te, y_te)
-        contestants[PEERS[1]] = lambda: _single(
+        contestants[PEERS[1]] = (_vw(ctx, X, y, X_te, y_te) if not dense else
+                                 Unavailable("dense workload: sparse peers only"))
+        contestants[SVC_DEFAULT] = lambda: _single(LinearSVC, X, y, X_te, y_te)
+        contestants[PEERS[3]] = lambda: _single(
             lambda: LinearSVC(class_weight="balanced"), X, y, X_te, y_te)
-        contestants[PEERS[2]] = lambda: _single(
+        contestants[PEERS[4]] = lambda: _single(
             lambda: LogisticRegression(class_weight="balanced"), X, y, X_te, y_te)
-        contestants[FLOOR] = lambda: _floor(X)
+        for name, floor in zip(FLOORS, (lambda: xw_floor(X), lambda: pair_dot_floor(X, y))):
+            contestants[name] = lambda floor=floor: _floor(floor())
         nnz = X.nnz if not dense else X.size
         return dict(
             contestants=contestants,
-            peer=PEERS[1],
+            peer=SVC_DEFAULT,
             finalize=_finalize,
             params={"task": task, "train": f"{X.shape[0]} x {X.shape[1]}", "nnz": nnz,
-                    "test rows": X_te.shape[0], "epochs": EPOCHS,
-                    "input": "dense, standardised" if dense else "CSR"},
+                    "test rows": X_te.shape[0], "trace": TRACE, "threads epochs": EPOCHS,
+                    "input": "dense, standardised" if dense else "CSR, file order"},
         )
 
     return setup
@@ -169,13 +261,10 @@ def _setup(task, dense=False):
 
 for _task in TEXT_TASKS:
     workload(f"pairwise_{_task}",
-             description=f"PSAM/ASAM/SAM/adaDSGD vs scikit-learn on {_task} (CSR text)",
-             columns=("test AUC", "time / epoch [s]", "epoch / X@w",
-                      "time to best peer AUC [s]", "ratio to best peer", "best peer"),
-             )(_setup(_task))
+             description=f"PSAM/ASAM/SAM/adaDSGD vs scikit-learn and Vowpal Wabbit on {_task} "
+                         "(CSR text): time to the best peer's AUC, epoch costs, threads",
+             columns=COLUMNS)(_setup(_task))
 
 workload("pairwise_dense_magic04",
          description="PSAM/ASAM/SAM/adaDSGD vs scikit-learn on magic04 (dense, standardised)",
-         columns=("test AUC", "time / epoch [s]", "epoch / X@w",
-                  "time to best peer AUC [s]", "ratio to best peer", "best peer"),
-         )(_setup("magic04", dense=True))
+         columns=COLUMNS)(_setup("magic04", dense=True))

@@ -37,6 +37,8 @@ from libc.math cimport isfinite
 from libc.stdint cimport int32_t, int64_t
 
 INT32_MAX = 2147483647
+_NO_INDICES = np.empty(0, dtype=np.int32)
+_NO_POINTERS = np.empty(0, dtype=np.int64)
 
 
 class NotCanonical(ValueError):
@@ -47,15 +49,19 @@ ctypedef fused index_t:
     int32_t
     int64_t
 
+ctypedef fused ptr_t:
+    int32_t
+    int64_t
 
-cdef int _scan_csr(const index_t[::1] indptr, const index_t[::1] indices,
+
+cdef int _scan_csr(const ptr_t[::1] indptr, const index_t[::1] indices,
                    int64_t n_features, const double[::1] data, int32_t[::1] out_ind,
-                   int64_t[::1] out_ptr, double[::1] norms, bint write, bint with_norms,
-                   int64_t* where) noexcept nogil:
-    """Check a CSR structure and, with ``write``, narrow it to (int32 indices, int64
-    pointers) and sum row norms. Returns 0, or the failing rule (1 indptr start,
-    2 decreasing indptr, 3 indptr beyond the arrays, 4 index out of range, 5 not
-    canonical) with the offending row in ``where``."""
+                   int64_t[::1] out_ptr, double[::1] norms, bint write_ind, bint write_ptr,
+                   bint with_norms, int64_t* where) noexcept nogil:
+    """Check a CSR structure, narrow its indices to int32 (``write_ind``), widen its
+    pointers to int64 (``write_ptr``) and sum row norms. Returns 0, or the failing
+    rule (1 indptr start, 2 decreasing indptr, 3 indptr beyond the arrays, 4 index
+    out of range, 5 not canonical) with the offending row in ``where``."""
     cdef Py_ssize_t n = indptr.shape[0] - 1, i
     cdef int64_t k, start, stop, prev, idx
     cdef int64_t size = indices.shape[0]
@@ -64,7 +70,7 @@ cdef int _scan_csr(const index_t[::1] indptr, const index_t[::1] indices,
     if indptr[0] != 0:
         where[0] = 0
         return 1
-    if write:
+    if write_ptr:
         out_ptr[0] = 0
     for i in range(n):
         start = indptr[i]
@@ -75,7 +81,7 @@ cdef int _scan_csr(const index_t[::1] indptr, const index_t[::1] indices,
         if stop > size:
             where[0] = i
             return 3
-        if write:
+        if write_ptr:
             out_ptr[i + 1] = stop
         prev = -1
         s = 0.0
@@ -88,7 +94,7 @@ cdef int _scan_csr(const index_t[::1] indptr, const index_t[::1] indices,
                 where[0] = i
                 status = 5
             prev = idx
-            if write:
+            if write_ind:
                 out_ind[k] = <int32_t>idx
             if with_norms:
                 s += data[k] * data[k]
@@ -105,9 +111,17 @@ _CSR_ERRORS = {
 }
 
 
+def _index_array(a):
+    """An index array as int32 or int64, copied only when it is neither (or strided)."""
+    if a.dtype == np.int32 or a.dtype == np.int64:
+        return np.ascontiguousarray(a)
+    small = a.dtype.itemsize < 4 or (a.dtype.kind == "i" and a.dtype.itemsize == 4)
+    return np.ascontiguousarray(a, dtype=np.int32 if small else np.int64)
+
+
 def _csr_index_arrays(X):
-    """``(indptr, indices)`` of a CSR matrix in one common integer dtype (int64 when
-    either needs it)."""
+    """``(indptr, indices)`` of a CSR matrix, each as int32 or int64 (no copy when it
+    already is: the scan reads both widths)."""
     n = X.shape[0]
     indptr = np.asarray(X.indptr)
     indices = np.asarray(X.indices)
@@ -116,26 +130,33 @@ def _csr_index_arrays(X):
                          f"expected n_rows + 1 = {n + 1}")
     if indptr.dtype.kind not in "iu" or indices.dtype.kind not in "iu" or indices.ndim != 1:
         raise TypeError("CSR indices and indptr must be 1-D integer arrays")
-    wide = (indptr.dtype.itemsize > 4 or indices.dtype.itemsize > 4
-            or indptr.dtype.kind == "u" or indices.dtype.kind == "u")
-    dtype = np.int64 if wide else np.int32
-    return np.ascontiguousarray(indptr, dtype=dtype), np.ascontiguousarray(indices, dtype=dtype)
+    return _index_array(indptr), _index_array(indices)
 
 
 def _scan(indptr, indices, Py_ssize_t n_features, data, out_ind, out_ptr, norms,
-          bint write, bint with_norms):
+          bint write_ind, bint write_ptr, bint with_norms):
     cdef int64_t where = 0
     cdef int status
     cdef const double[::1] data_view = data
     cdef int32_t[::1] ind_view = out_ind
     cdef int64_t[::1] ptr_view = out_ptr
     cdef double[::1] norm_view = norms
-    if indptr.dtype == np.int32:
-        status = _scan_csr[int32_t](indptr, indices, n_features, data_view, ind_view,
-                                    ptr_view, norm_view, write, with_norms, &where)
+    if indptr.dtype == np.int32 and indices.dtype == np.int32:
+        status = _scan_csr[int32_t, int32_t](indptr, indices, n_features, data_view,
+                                             ind_view, ptr_view, norm_view, write_ind,
+                                             write_ptr, with_norms, &where)
+    elif indptr.dtype == np.int32:
+        status = _scan_csr[int32_t, int64_t](indptr, indices, n_features, data_view,
+                                             ind_view, ptr_view, norm_view, write_ind,
+                                             write_ptr, with_norms, &where)
+    elif indices.dtype == np.int32:
+        status = _scan_csr[int64_t, int32_t](indptr, indices, n_features, data_view,
+                                             ind_view, ptr_view, norm_view, write_ind,
+                                             write_ptr, with_norms, &where)
     else:
-        status = _scan_csr[int64_t](indptr, indices, n_features, data_view, ind_view,
-                                    ptr_view, norm_view, write, with_norms, &where)
+        status = _scan_csr[int64_t, int64_t](indptr, indices, n_features, data_view,
+                                             ind_view, ptr_view, norm_view, write_ind,
+                                             write_ptr, with_norms, &where)
     if status == 5:
         raise NotCanonical(f"CSR row {where} has unsorted or repeated column indices; "
                            "call X.sum_duplicates() (aucopt does it on a copy during "
@@ -159,7 +180,7 @@ def csr_status(X):
     empty_p = np.empty(0, dtype=np.int64)
     try:
         _scan(indptr, indices, X.shape[1], np.empty(0), empty_i, empty_p, np.empty(0),
-              False, False)
+              False, False, False)
     except NotCanonical:
         return False
     return True
@@ -188,8 +209,8 @@ cdef class RowSource:
     def __cinit__(self, X, bint norms=True):
         cdef const double[:, ::1] dense_view
         cdef const double[::1] data_view
-        cdef int32_t[::1] ind_view
-        cdef int64_t[::1] ptr_view
+        cdef const int32_t[::1] ind_view
+        cdef const int64_t[::1] ptr_view
         cdef double[::1] norm_view
         cdef const double* vals
         cdef const int32_t* ind
@@ -209,10 +230,14 @@ cdef class RowSource:
             if data.ndim != 1 or data.shape[0] != indices_in.shape[0]:
                 raise ValueError(f"malformed CSR matrix: {data.size} values for "
                                  f"{indices_in.shape[0]} column indices")
-            indices = np.empty(indices_in.shape[0], dtype=np.int32)
-            indptr = np.empty(n + 1, dtype=np.int64)
+            # int32 indices and int64 pointers are read in place (no copy of the matrix)
+            narrow = indices_in.dtype != np.int32
+            widen = indptr_in.dtype != np.int64
+            indices = np.empty(indices_in.shape[0], dtype=np.int32) if narrow else indices_in
+            indptr = np.empty(n + 1, dtype=np.int64) if widen else indptr_in
             normarr = np.empty(n if norms else 0, dtype=np.float64)
-            _scan(indptr_in, indices_in, d, data, indices, indptr, normarr, True, norms)
+            _scan(indptr_in, indices_in, d, data, indices if narrow else _NO_INDICES,
+                  indptr if widen else _NO_POINTERS, normarr, narrow, widen, norms)
             data_view = data
             ind_view = indices
             ptr_view = indptr
