@@ -32,6 +32,7 @@ set ``coef_``): the default scoring is ``X @ coef_``.
 """
 import contextlib
 import math
+import threading
 import time
 from typing import Protocol, runtime_checkable
 
@@ -52,8 +53,11 @@ __all__ = ["Learner", "BaseLearner", "OnlineMixin", "DIVERGED"]
 # A model whose scores on the training rows can exceed this is refused as diverged
 # (margin and square losses work at scores of order 1; nothing sensible is 1e10).
 DIVERGED = 1e10
-# The automatic stopping rule evaluates the objective on at most this many rows.
+# The automatic stopping rule evaluates the objective, and the verbose line the
+# training AUC, on at most this many rows.
 MONITOR_ROWS = 20_000
+# With verbose, a pass that runs longer prints a progress line every this many seconds.
+PROGRESS_SECONDS = 5.0
 
 
 @runtime_checkable
@@ -131,6 +135,15 @@ class _Transaction:
             obj.commit()
         for fn in self.deferred:
             fn()
+
+
+def _monitor_rows(rows, y):
+    """``(rows, y)``, or a fixed random subsample of :data:`MONITOR_ROWS` of them."""
+    n = rows.n_rows
+    if n <= MONITOR_ROWS:
+        return rows, y
+    pick = np.sort(np.random.default_rng(0).choice(n, MONITOR_ROWS, replace=False))
+    return rows.take(pick), y[pick]
 
 
 class _Copy:
@@ -270,12 +283,7 @@ class BaseLearner(Estimator):
         stalled passes in a row (``stop_reason_ = "tol"``) or after ``max_epochs``
         passes (``"max_epochs"``).
         """
-        n = rows.n_rows
-        if n > MONITOR_ROWS:
-            pick = np.sort(np.random.default_rng(0).choice(n, MONITOR_ROWS, replace=False))
-            monitor = (rows.take(pick), y[pick])
-        else:
-            monitor = (rows, y)
+        monitor = _monitor_rows(rows, y)
         best, stalled = math.inf, 0
         self.stop_reason_ = "max_epochs"
         for index in range(int(self.max_epochs)):
@@ -311,14 +319,16 @@ class BaseLearner(Estimator):
 
     def _run_pass(self, rows, y, index=0, monitor=None):
         """Pass ``index`` of this call, the divergence check, the objective on
-        ``monitor`` (rows, labels) when given, the ``verbose`` line."""
+        ``monitor`` (rows, labels) when given, the ``verbose`` line (and, during a
+        pass longer than :data:`PROGRESS_SECONDS`, progress lines)."""
         start = time.perf_counter()
         shuffle = self.__dict__.get("_order_rng")
-        if shuffle is not None:
-            order = shuffle.permutation(rows.n_rows)
-            self._pass(rows.take(order), y[order], index)
-        else:
-            self._pass(rows, y, index)
+        with self._progress_lines() if getattr(self, "verbose", 0) else contextlib.nullcontext():
+            if shuffle is not None:
+                order = shuffle.permutation(rows.n_rows)
+                self._pass(rows.take(order), y[order], index)
+            else:
+                self._pass(rows, y, index)
         self._invalidate()
         self._check_diverged(rows)
         self.n_passes_ = getattr(self, "n_passes_", 0) + 1
@@ -358,7 +368,9 @@ class BaseLearner(Estimator):
     # ---- progress
 
     def _report(self, rows, y, seconds, what=None):
-        """The one ``verbose`` line of a pass: what was done, ``||w||``, AUC, time."""
+        """The one ``verbose`` line of a pass: what was done, ``||w||``, the training
+        AUC (on at most :data:`MONITOR_ROWS` rows), time."""
+        rows, y = _monitor_rows(rows, y)
         scores = self._raw_scores(rows)
         auc = roc_auc(y, scores) if (y > 0).any() and (y < 0).any() else float("nan")
         norm = self._weight_norm()
@@ -368,6 +380,31 @@ class BaseLearner(Estimator):
         what = what or f"pass {self.n_passes_}"
         print(f"-- {type(self).__name__} {what}: {self._progress()}{shown}"
               f"train AUC {auc:.4f}, {seconds:.3f} s", flush=True)
+
+    @contextlib.contextmanager
+    def _progress_lines(self):
+        """While the pass inside runs, a line every :data:`PROGRESS_SECONDS` seconds
+        (the time so far, and how much of the pass is done when the pass sets
+        ``self._pass_done``, a fraction)."""
+        done = threading.Event()
+        start = time.perf_counter()
+        number = getattr(self, "n_passes_", 0) + 1
+
+        def tick():
+            while not done.wait(PROGRESS_SECONDS):
+                part = self.__dict__.get("_pass_done")
+                shown = f"{part:.0%} done, " if part is not None else ""
+                print(f"   {type(self).__name__} pass {number}: {shown}"
+                      f"{time.perf_counter() - start:.0f} s", flush=True)
+
+        ticker = threading.Thread(target=tick, daemon=True)
+        ticker.start()
+        try:
+            yield
+        finally:
+            done.set()
+            ticker.join()
+            self.__dict__.pop("_pass_done", None)
 
     def _progress(self):
         """Learner-specific part of the verbose line (e.g. ``"steps 1200, "``)."""

@@ -202,3 +202,29 @@ def test_works_in_sklearn_grid_search():
                               {"sam__lam": [1e-3, 1e-1]}, scoring="roc_auc", cv=3)
         search.fit(X, y)
     assert search.best_score_ > 0.9
+
+
+def test_long_passes_print_progress_lines_between_the_pass_lines(monkeypatch, capsys):
+    """verbose: a pass running longer than PROGRESS_SECONDS prints progress lines
+    (indented, so the one "-- " line per pass stays the pass's summary)."""
+    import time
+
+    from aucopt import base
+    from aucopt.learners.stochastic import PSAM
+
+    monkeypatch.setattr(base, "PROGRESS_SECONDS", 0.02)
+    work = PSAM._pass
+
+    def slow(self, *args):
+        work(self, *args)
+        time.sleep(0.15)
+
+    monkeypatch.setattr(PSAM, "_pass", slow)
+    X, y = _data()
+    model = aucopt.get("psam", n_epochs=2, verbose=1, random_state=0).fit(X, y)
+    lines = capsys.readouterr().out.splitlines()
+    assert sum(line.startswith("-- ") for line in lines) == model.n_passes_ == 2
+    progress = [line for line in lines if line.startswith("   PSAM pass ")]
+    assert len(progress) >= 4
+    assert all("100% done" in line for line in progress)  # the pairs drawn, then the sleep
+    assert {line.split(":")[0] for line in progress} == {"   PSAM pass 1", "   PSAM pass 2"}

@@ -50,22 +50,25 @@ PAIR_BLOCK = 1 << 16
 MIX_ROUND = 256
 
 
-def _pair_blocks(rng, pos, neg, n_steps, block=PAIR_BLOCK):
+def _pair_blocks(rng, pos, neg, n_steps, block=PAIR_BLOCK, learner=None):
     """Row indices of ``n_steps`` uniform draws with replacement from each class,
-    in blocks of at most ``block`` (positives then negatives per block)."""
+    in blocks of at most ``block`` (positives then negatives per block). With a
+    ``learner``, its ``_pass_done`` follows the blocks (for ``verbose``)."""
     for start in range(0, n_steps, block):
         size = min(block, n_steps - start)
         pos_rows = pos[rng.integers(0, pos.size, size=size)].astype(np.int64)
         neg_rows = neg[rng.integers(0, neg.size, size=size)].astype(np.int64)
         yield pos_rows, neg_rows
+        if learner is not None:
+            learner._pass_done = (start + size) / n_steps
 
 
-def _run_lanes(mix, pos, neg, rng, per_lane):
+def _run_lanes(mix, pos, neg, rng, per_lane, learner=None):
     """``per_lane`` steps on every lane of ``mix``, the pairs drawn in blocks from
     ``rng`` (pair ``k`` of a block goes to lane ``k % n_threads``)."""
     lanes = mix.n_threads
     for pos_rows, neg_rows in _pair_blocks(rng, pos, neg, lanes * per_lane,
-                                           (PAIR_BLOCK // lanes) * lanes):
+                                           (PAIR_BLOCK // lanes) * lanes, learner):
         mix.set_block(pos_rows, neg_rows)
         _in_threads(mix)
 
@@ -240,7 +243,7 @@ class _HingeSGD(WeightsModel, _PairwiseSGD):
             sched = Schedule(self.lam_, self.t0_, int(self.rskip), askip, t=self.t_,
                              rcount=self.rcount_, acount=self.acount_ if askip else 0)
             for pos_rows, neg_rows in _pair_blocks(self.random_state_, self._pos,
-                                                   self._neg, rows.n_rows):
+                                                   self._neg, rows.n_rows, learner=self):
                 hinge_pairs(rows, w, pos_rows, neg_rows, self._rule(), sched)
             settle(w, rows.n_rows)
             self.t_ = int(sched.t)
@@ -268,7 +271,7 @@ class _HingeSGD(WeightsModel, _PairwiseSGD):
         else:
             mix.set_weights(w)
         per_lane = -(-rows.n_rows // threads)
-        _run_lanes(mix, self._pos, self._neg, self.random_state_, per_lane)
+        _run_lanes(mix, self._pos, self._neg, self.random_state_, per_lane, self)
         self.t_ += threads * per_lane
         return mix.schedule
 
