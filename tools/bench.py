@@ -53,12 +53,12 @@ import datetime
 import gc
 import glob
 import importlib
-import json
 import os
 import sys
 import tempfile
 
-from benchlib import REPO, WORKLOADS, Context, fmt, environment, markdown, run_workload
+from benchlib import (REPO, WORKLOADS, Context, environment, markdown, run_workload,
+                      save_report)
 
 TOOLS = os.path.dirname(os.path.abspath(__file__))
 
@@ -112,14 +112,8 @@ def main(argv=None):
 
     md = markdown(report)
     print(md)
-    os.makedirs(args.out, exist_ok=True)
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
-    base = os.path.join(args.out, f"bench-{stamp}-{'+'.join(names)}"[:200])
-    with open(base + ".json", "w") as f:
-        json.dump(report, f, indent=2, default=fmt)
-    with open(base + ".md", "w") as f:
-        f.write(md)
-    print(f"wrote {base}.json and {base}.md", file=sys.stderr)
+    save_report(os.path.join(args.out, f"bench-{stamp}-{'+'.join(names)}"[:200]), report, md)
     return 0
 
 

@@ -233,6 +233,18 @@ def environment():
     return env
 
 
+def save_report(base, record, md):
+    """Write ``record`` to ``base.json`` and the Markdown ``md`` to ``base.md``."""
+    import json
+
+    os.makedirs(os.path.dirname(base), exist_ok=True)
+    with open(base + ".json", "w") as f:
+        json.dump(record, f, indent=2, default=fmt)
+    with open(base + ".md", "w") as f:
+        f.write(md)
+    print(f"wrote {base}.json and {base}.md", file=sys.stderr)
+
+
 def fmt(v):
     if v is None:
         return ""

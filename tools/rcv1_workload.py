@@ -39,6 +39,8 @@ import numpy as np
 TOOLS = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, TOOLS)
 
+from benchlib import save_report  # noqa: E402
+
 LEARNERS = ("psam", "asam", "cbr_diag", "opaucr", "solam")
 # passes per fit: fixed, so that the work is proportional to n
 PASSES = {"psam": {"n_epochs": 2}, "asam": {"n_epochs": 2}, "solam": {"n_epochs": 1}}
@@ -204,12 +206,8 @@ def main(argv=None):
                   file=sys.stderr, flush=True)
     report = _report(loads, fits, fractions)
     print(report)
-    out = os.path.join(TOOLS, "out", time.strftime("rcv1-%Y%m%d-%H%M%S"))
-    with open(out + ".json", "w") as f:
-        json.dump({"loads": loads, "fits": fits, "passes": PASSES}, f, indent=2)
-    with open(out + ".md", "w") as f:
-        f.write(report)
-    print(f"wrote {out}.json and {out}.md", file=sys.stderr)
+    save_report(os.path.join(TOOLS, "out", time.strftime("rcv1-%Y%m%d-%H%M%S")),
+                {"loads": loads, "fits": fits, "passes": PASSES}, report)
     return 0
 
 
