@@ -106,17 +106,18 @@ def optroc_bruteforce(y, s, slope=None):
 # ---- stochastic pairwise learners (issue 3) ----
 
 def hinge_pair_steps(X, pos_rows, neg_rows, lam, t0, rskip, rule="subgradient",
-                     askip=0):
+                     askip=0, avg_power=0.0):
     """SAM / ASAM / PSAM steps written plainly (dissertation 000 Alg. 10 / 11).
 
     ``rule="subgradient"``: ``w += eta z`` when ``w.z < 1``; ``rule="prox"``:
     ``w = hinge_prox(w, z, eta)``. Scheduled shrink every ``rskip`` steps; with
-    ``askip > 0`` the plain running mean of ``w`` taken every ``askip`` steps.
-    Returns ``(w, mean of snapshots or None)``.
+    ``askip > 0`` a snapshot of ``w`` every ``askip`` steps, the one after step ``t``
+    weighted by ``t ** avg_power`` (0: the plain running mean).
+    Returns ``(w, weighted mean of the snapshots or None)``.
     """
     X = np.asarray(X, dtype=np.float64)
     w = np.zeros(X.shape[1])
-    snapshots = []
+    total, weights = np.zeros(X.shape[1]), 0.0
     for t, (i, j) in enumerate(zip(pos_rows, neg_rows), start=1):
         eta = 1.0 / (lam * (t + t0))
         z = X[i] - X[j]
@@ -130,8 +131,8 @@ def hinge_pair_steps(X, pos_rows, neg_rows, lam, t0, rskip, rule="subgradient",
                 r = (1.0 - 1.0 / (t + t0)) ** rskip
             w = r * w
         if askip and t % askip == 0:
-            snapshots.append(w.copy())
-    return w, (np.mean(snapshots, axis=0) if snapshots else None)
+            total, weights = total + t ** avg_power * w, weights + t ** avg_power
+    return w, (total / weights if weights else None)
 
 
 def hinge_prox(w, z, lam):
@@ -683,7 +684,7 @@ def _rounds(n, span, cuts):
 
 
 def mixed_hinge_pair_steps(X, pos_rows, neg_rows, lanes, round_steps, lam, t0, rskip,
-                           rule="subgradient", askip=0, cuts=()):
+                           rule="subgradient", askip=0, cuts=(), avg_power=0.0):
     """SAM / ASAM / PSAM on ``lanes`` threads written plainly (the scheme of
     ``aucopt._kernels._pairwise``, "Threads").
 
@@ -715,7 +716,8 @@ def mixed_hinge_pair_steps(X, pos_rows, neg_rows, lanes, round_steps, lam, t0, r
                         shrink = (1.0 - 1.0 / (tr + t0)) ** rskip
                     wr, b = shrink * wr, shrink * b
                 if askip and tr % askip == 0:
-                    snaps, snaps_b, taken = snaps + wr, snaps_b + b, taken + 1
+                    g = tr ** avg_power
+                    snaps, snaps_b, taken = snaps + g * wr, snaps_b + g * b, taken + g
             outs.append((wr, b, snaps, snaps_b, taken, tr))
         _, b, _, snaps_b, taken, t = outs[0]
         w = b + sum(o[0] - b for o in outs)

@@ -21,10 +21,10 @@ PINS = os.path.join(os.path.dirname(__file__), "data", "pinned_models.npz")
 CASES = {
     # t0 = lam ** -0.75: the pinned tree's t0=None (now measured in the row scale)
     "sam": dict(lam=1e-3, t0=1e-3 ** -0.75, rskip=16, n_epochs=2, random_state=0),
-    "asam": dict(lam=1e-3, t0=1e-3 ** -0.75, rskip=16, askip=None, n_epochs=2,
-                 random_state=0),
-    "psam": dict(lam=1e-3, t0=1e-3 ** -0.75, rskip=16, askip=None, n_epochs=2,
-                 random_state=0),
+    "asam": dict(lam=1e-3, t0=1e-3 ** -0.75, rskip=16, askip=None, avg_power=0.0,
+                 n_epochs=2, random_state=0),
+    "psam": dict(lam=1e-3, t0=1e-3 ** -0.75, rskip=16, askip=None, avg_power=0.0,
+                 n_epochs=2, random_state=0),
     "adadsgd": dict(eta="auto", lam=1e-5, l1_ratio=0.5, m0=100, n_epochs=2, random_state=0),
     "opauc": dict(eta=2**-6, lam=1e-4),
     "adaoam": dict(eta=0.1, lam=1e-4, delta=0.5),

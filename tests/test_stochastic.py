@@ -97,17 +97,18 @@ def test_hinge_prox_solves_its_minimisation(seed):
 
 @pytest.mark.parametrize("rule, name", [(Subgradient, "subgradient"), (HingeProx, "prox")])
 @pytest.mark.parametrize("sparse", [False, True])
-@pytest.mark.parametrize("rskip, askip", [(1, 0), (3, 7), (16, 1)])
-def test_hinge_kernel_equals_reference(rule, name, sparse, rskip, askip):
+@pytest.mark.parametrize("rskip, askip, avg_power", [(1, 0, 0.0), (3, 7, 0.0), (16, 1, 0.0),
+                                                     (3, 7, 2.0), (2, 1, 1.5)])
+def test_hinge_kernel_equals_reference(rule, name, sparse, rskip, askip, avg_power):
     X, y = _data()
     pi, nj = _draws(y, 300)
     lam, t0 = 0.05, 3.0
     w = Weights(np.zeros((X.shape[1], 2)), averaging=True)
     rows = RowSource(sp.csr_matrix(X) if sparse else X)
-    sched = Schedule(lam, t0, rskip, askip)
+    sched = Schedule(lam, t0, rskip, askip, avg_power=avg_power)
     hinge_pairs(rows, w, pi[:170], nj[:170], rule(), sched)
     hinge_pairs(rows, w, pi[170:], nj[170:], rule(), sched)
-    ref_w, ref_avg = hinge_pair_steps(X, pi, nj, lam, t0, rskip, name, askip)
+    ref_w, ref_avg = hinge_pair_steps(X, pi, nj, lam, t0, rskip, name, askip, avg_power)
     _close(w.coef(), ref_w)
     if askip:
         _close(w.average(), ref_avg)
@@ -158,18 +159,20 @@ def test_sam_learner_reproduces_reference_with_its_draws():
     assert clf.t_ == 2 * len(y)
 
 
-def test_psam_learner_returns_the_average_of_its_reference_steps():
+@pytest.mark.parametrize("avg_power", [0.0, 1.0, 2.0, 3.5])
+def test_psam_learner_returns_the_average_of_its_reference_steps(avg_power):
     X, y = _data(3)
-    clf = aucopt.get("psam", lam=0.02, t0=5.0, rskip=2, askip=3, n_epochs=1,
-                     random_state=1).fit(X, y)
+    clf = aucopt.get("psam", lam=0.02, t0=5.0, rskip=2, askip=3, avg_power=avg_power,
+                     n_epochs=1, random_state=1).fit(X, y)
     rng = np.random.default_rng(1)
     pos, neg = np.flatnonzero(y > 0), np.flatnonzero(y < 0)
     pi = pos[rng.integers(0, pos.size, size=len(y))]
     nj = neg[rng.integers(0, neg.size, size=len(y))]
-    ref_w, ref_avg = hinge_pair_steps(X, pi, nj, 0.02, 5.0, 2, "prox", 3)
+    ref_w, ref_avg = hinge_pair_steps(X, pi, nj, 0.02, 5.0, 2, "prox", 3, avg_power)
     _close(clf.coef_, ref_avg)
     _close(clf.weights_scale_ * clf.weights_[:, 0], ref_w)
-    assert clf.weights_avg_q_ == len(y) // 3
+    assert clf.weights_avg_q_ == pytest.approx(sum(t ** avg_power
+                                                   for t in range(3, len(y) + 1, 3)))
 
 
 def test_adadsgd_learner_follows_its_stage_schedule():
@@ -244,6 +247,7 @@ def test_learns_on_bundled_real_data():
     ("adadsgd", {"penalty": "l3"}, ValueError), ("adadsgd", {"growth": 1.0}, ValueError),
     ("adadsgd", {"m0": 1}, ValueError), ("adadsgd", {"inner": "x"}, ValueError),
     ("psam", {"n_jobs": 0}, ValueError), ("adadsgd", {"n_jobs": -2}, ValueError),
+    ("psam", {"avg_power": -1.0}, ValueError), ("asam", {"avg_power": 9.0}, ValueError),
     ("sam", {"n_jobs": 1.5}, TypeError),
 ])
 def test_bad_parameters_raise_at_fit_and_leave_model_unchanged(name, bad, exc):
@@ -268,21 +272,21 @@ def _run_mix(mix, pi, nj, split):
 
 @pytest.mark.parametrize("rule, name", [(Subgradient, "subgradient"), (HingeProx, "prox")])
 @pytest.mark.parametrize("sparse", [False, True])
-@pytest.mark.parametrize("lanes, round_steps, rskip, askip", [(2, 5, 3, 7), (3, 1, 1, 0),
-                                                              (2, 64, 16, 1)])
+@pytest.mark.parametrize("lanes, round_steps, rskip, askip, avg_power", [
+    (2, 5, 3, 7, 0.0), (3, 1, 1, 0, 0.0), (2, 64, 16, 1, 2.0)])
 def test_hinge_mix_equals_the_plain_mixed_steps(rule, name, sparse, lanes, round_steps, rskip,
-                                                askip):
+                                                askip, avg_power):
     X, y = _data()
     pi, nj = _draws(y, 300)
     lam, t0 = 0.05, 3.0
     w = Weights(np.zeros((X.shape[1], 2)), averaging=True)
-    scheds = [Schedule(lam, t0, rskip, askip) for _ in range(lanes)]
+    scheds = [Schedule(lam, t0, rskip, askip, avg_power=avg_power) for _ in range(lanes)]
     mix = HingeMix(RowSource(sp.csr_matrix(X) if sparse else X), w, scheds, rule(),
                    round_steps)
     span = lanes * round_steps
     _run_mix(mix, pi, nj, span * max(1, 150 // span))
     ref_w, ref_avg = mixed_hinge_pair_steps(X, pi, nj, lanes, round_steps, lam, t0, rskip,
-                                            name, askip)
+                                            name, askip, avg_power=avg_power)
     _close(w.coef(), ref_w)
     if askip:
         _close(w.average(), ref_avg)
@@ -348,8 +352,10 @@ def test_psam_on_threads_follows_the_mixed_steps_with_its_draws(monkeypatch):
     pi = pos[rng.integers(0, pos.size, size=len(y))]
     nj = neg[rng.integers(0, neg.size, size=len(y))]
     # lanes count their own steps t_l; the schedule is that of t = 2 t_l steps:
-    # eta = 1 / (0.02 (2 t_l + 5)) = 1 / (0.04 (t_l + 2.5)), a snapshot every 4 / 2 steps
-    _, ref_avg = mixed_hinge_pair_steps(X, pi, nj, 2, 5, 0.04, 2.5, 2, "prox", 2)
+    # eta = 1 / (0.02 (2 t_l + 5)) = 1 / (0.04 (t_l + 2.5)), a snapshot every 4 / 2
+    # steps weighted by t_l ** 2 (proportional to t ** 2)
+    _, ref_avg = mixed_hinge_pair_steps(X, pi, nj, 2, 5, 0.04, 2.5, 2, "prox", 2,
+                                        avg_power=2.0)
     _close(clf.coef_, ref_avg)
     assert clf.t_ == len(y)
 

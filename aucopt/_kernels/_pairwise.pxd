@@ -12,3 +12,4 @@ cdef class Schedule:
     cdef public int64_t t
     cdef public int64_t rcount
     cdef public int64_t acount
+    cdef public double avg_power

@@ -140,14 +140,17 @@ cdef class Schedule:
     ``eta_t = 1 / (lam (t + t0))``; every ``rskip`` steps ``w <- r w`` with
     ``r = 1 - rskip / (t + t0)`` (``(1 - 1/(t + t0))**rskip`` when ``r < 0.8``,
     SVMSGD2's guard); every ``askip`` steps (``askip > 0``) a snapshot of ``w``
-    enters the running average. ``t`` counts steps taken; ``rcount`` / ``acount``
-    are the steps left before the next shrink / snapshot.
+    enters the running average with weight ``t ** avg_power`` (0: the plain mean).
+    ``t`` counts steps taken; ``rcount`` / ``acount`` are the steps left before the
+    next shrink / snapshot.
     """
 
     def __init__(self, double lam, double t0, int64_t rskip, int64_t askip=0,
-                 int64_t t=0, int64_t rcount=-1, int64_t acount=-1):
-        if not lam > 0.0 or t0 < 0.0 or rskip < 1 or askip < 0 or t < 0:
-            raise ValueError("Schedule needs lam > 0, t0 >= 0, rskip >= 1, askip >= 0, t >= 0")
+                 int64_t t=0, int64_t rcount=-1, int64_t acount=-1, double avg_power=0.0):
+        if (not lam > 0.0 or t0 < 0.0 or rskip < 1 or askip < 0 or t < 0
+                or not 0.0 <= avg_power < 16.0):
+            raise ValueError("Schedule needs lam > 0, t0 >= 0, rskip >= 1, askip >= 0, "
+                             "t >= 0, 0 <= avg_power < 16")
         self.lam = lam
         self.t0 = t0
         self.rskip = rskip
@@ -155,6 +158,7 @@ cdef class Schedule:
         self.t = t
         self.rcount = rskip if rcount < 0 else rcount
         self.acount = askip if acount < 0 else acount
+        self.avg_power = avg_power
 
 
 cdef inline void prefetch_row(RowSource X, Py_ssize_t i) noexcept nogil:
@@ -236,7 +240,8 @@ cdef Py_ssize_t hinge_steps(RowSource X, Weights w, const int64_t* pos_rows,
         if sched.askip > 0:
             sched.acount -= 1
             if sched.acount <= 0:
-                w.snapshot(1.0)
+                w.snapshot(1.0 if sched.avg_power == 0.0
+                           else pow(<double>sched.t, sched.avg_power))
                 sched.acount = sched.askip
         poll(work, ni + nj + 8)
         k += stride
@@ -256,7 +261,7 @@ def hinge_pairs(RowSource X, Weights w, const int64_t[::1] pos_rows,
         m = w.(x_i - x_j)
         if m < 1:  w <- w + rule.step(m, eta, ||x_i - x_j||^2) (x_i - x_j)
         every rskip steps:  w <- r w      (Schedule)
-        every askip steps:  snapshot w into the running average
+        every askip steps:  snapshot w into the running average (weight t ** avg_power)
 
     The shrink equals ``1 - rskip eta lam`` (ALGORITHMS.md erratum 37: no lambda
     is missing). ``sched`` is advanced in place.

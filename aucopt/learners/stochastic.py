@@ -184,8 +184,13 @@ class _HingeSGD(WeightsModel, _PairwiseSGD):
         if self.t0 is not None:
             check_positive("t0", self.t0, allow_zero=True)
         check_count("rskip", self.rskip)
-        if self._averaged and self.askip is not None:
-            check_count("askip", self.askip)
+        if self._averaged:
+            if self.askip is not None:
+                check_count("askip", self.askip)
+            power = self._avg_power()
+            check_positive("avg_power", power, allow_zero=True)
+            if power > 8:
+                raise ValueError(f"avg_power must be at most 8, got {power!r}")
         _check_common(self)
 
     def _check_state(self):
@@ -227,6 +232,10 @@ class _HingeSGD(WeightsModel, _PairwiseSGD):
     def _askip(self, n_rows):
         return max(1, n_rows // 100) if self.askip is None else int(self.askip)
 
+    def _avg_power(self):
+        # compositions on feature maps may not expose avg_power: ASAM/PSAM's default
+        return getattr(self, "avg_power", 2.0) if self._averaged else 0.0
+
     def _pass(self, rows, y, index):
         if self._pos.size == 0 or self._neg.size == 0:
             return
@@ -241,7 +250,8 @@ class _HingeSGD(WeightsModel, _PairwiseSGD):
             sched = self._mixed_pass(rows, w, threads, askip)
         else:
             sched = Schedule(self.lam_, self.t0_, int(self.rskip), askip, t=self.t_,
-                             rcount=self.rcount_, acount=self.acount_ if askip else 0)
+                             rcount=self.rcount_, acount=self.acount_ if askip else 0,
+                             avg_power=self._avg_power())
             for pos_rows, neg_rows in _pair_blocks(self.random_state_, self._pos,
                                                    self._neg, rows.n_rows, learner=self):
                 hinge_pairs(rows, w, pos_rows, neg_rows, self._rule(), sched)
@@ -265,7 +275,8 @@ class _HingeSGD(WeightsModel, _PairwiseSGD):
             scheds = [Schedule(threads * self.lam_, (self.t0_ + extra) / threads,
                                int(self.rskip), lane_askip, t=base,
                                rcount=min(self.rcount_, int(self.rskip)),
-                               acount=min(self.acount_, lane_askip) if askip else 0)
+                               acount=min(self.acount_, lane_askip) if askip else 0,
+                               avg_power=self._avg_power())
                       for _ in range(threads)]
             mix = self._mix = HingeMix(rows, w, scheds, self._rule(), MIX_ROUND)
         else:
@@ -295,7 +306,25 @@ _AVERAGING_PARAMS = """
     askip : int or None, default=None
         Snapshot ``w`` into the average every ``askip`` steps; None means
         ``max(1, n // 100)`` (a hundred snapshots per epoch). Snapshots cost O(1)
-        (lazy averaging), so any value is affordable."""
+        (lazy averaging), so any value is affordable.
+    avg_power : float in [0, 8], default=2.0
+        The snapshot after step ``t`` enters the average with weight ``t **
+        avg_power``. 0 is the dissertation's plain running mean (Polyak-Juditsky
+        averaging from the first step). The default differs: the first epoch's
+        steps are large (proximal steps that land each pair on its hinge), and an
+        average that weights them as much as the late ones needs more epochs to
+        reach the same AUC. Weights growing with ``t`` discount them without a
+        tuned start: ``avg_power=1`` is the weighted average of Lacoste-Julien,
+        Schmidt & Bach, "A simpler approach to obtaining an O(1/t) convergence rate
+        for the projected stochastic subgradient method" (2012), for
+        ``1 / (lam t)`` steps as here; 2 is a polynomial-decay average as in
+        Shamir & Zhang, "Stochastic Gradient Descent for Non-smooth Optimization:
+        Convergence Results and Optimal Averaging Schemes" (ICML 2013).
+        Measured on the four text sets (median of 3 seeds, test AUC after 1 / 3 /
+        4 epochs), PSAM on news20: 0.9580 / 0.9635 / 0.9647 with 0, 0.9602 /
+        0.9648 / 0.9659 with 1, 0.9608 / 0.9652 / 0.9663 with 2; as good or better
+        on the other three; ASAM on news20 after 4 epochs 0.9632 with 0, 0.9662
+        with 2."""
 
 _N_JOBS_PARAMS = """
     n_jobs : int or None, default=None
@@ -395,10 +424,12 @@ class ASAM(_HingeSGD):
     __doc__ = f"""ASAM: accelerated stochastic AUC maximization ({_REFERENCE}, Sec. 6.3, Alg. 10).
 
     SAM's pairwise hinge steps and scheduled L2 shrink, plus averaging: every
-    ``askip`` steps ``wbar <- (q wbar + w) / (q + 1)``; the average is returned
-    (Polyak-Juditsky averaging as analysed by Xu, "Towards optimal one pass large
-    scale learning with averaged stochastic gradient descent", 2011). Averaging is
-    exact and lazy: O(1) per snapshot, O(nnz) per step.
+    ``askip`` steps a snapshot of ``w`` enters a weighted running average, which
+    is returned (Polyak-Juditsky averaging as analysed by Xu, "Towards optimal one
+    pass large scale learning with averaged stochastic gradient descent", 2011;
+    the dissertation's plain mean ``wbar <- (q wbar + w) / (q + 1)`` is
+    ``avg_power=0``, the default weights late snapshots more, see ``avg_power``).
+    Averaging is exact and lazy: O(1) per snapshot, O(nnz) per step.
 
     Parameters
     ----------""" + _COMMON_PARAMS + _AVERAGING_PARAMS + _TAIL_PARAMS.replace(
@@ -407,13 +438,14 @@ class ASAM(_HingeSGD):
     _aucopt_name = "asam"
     _averaged = True
 
-    def __init__(self, lam="auto", t0=None, rskip=16, askip=None, n_epochs="auto", tol=3e-3,
-                 n_iter_no_change=2, max_epochs=50, n_jobs=None, random_state=None,
-                 verbose=0, pos_label=None):
+    def __init__(self, lam="auto", t0=None, rskip=16, askip=None, avg_power=2.0,
+                 n_epochs="auto", tol=3e-3, n_iter_no_change=2, max_epochs=50, n_jobs=None,
+                 random_state=None, verbose=0, pos_label=None):
         self.lam = lam
         self.t0 = t0
         self.rskip = rskip
         self.askip = askip
+        self.avg_power = avg_power
         self.n_epochs = n_epochs
         self.tol = tol
         self.n_iter_no_change = n_iter_no_change
