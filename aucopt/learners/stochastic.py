@@ -38,7 +38,7 @@ from aucopt.base import BaseLearner, OnlineMixin
 from aucopt.learners._common import (EPOCH_PARAMS, SETTLE_RATIO, ElasticNetModel,
                                      WeightsModel, auto_or_positive, check_epochs, settle,
                                      weights_state)
-from aucopt.learners._objectives import mean_pair_hinge, mean_pair_square
+from aucopt.learners._objectives import mean_pair_hinge, mean_pair_square, sqnorm
 from aucopt.validation import (check_choice, check_count, check_n_jobs, check_positive,
                                check_random_state, check_seed, n_threads, row_scale,
                                row_source)
@@ -217,7 +217,7 @@ class _HingeSGD(WeightsModel, _PairwiseSGD):
         """``lam/2 ||w||^2 + mean pairwise hinge`` of the returned model (O(n log n))."""
         scores = self._raw_scores(rows)
         coef = self.coef_
-        return (0.5 * self.lam_ * float(coef @ coef)
+        return (0.5 * self.lam_ * sqnorm(coef)
                 + mean_pair_hinge(scores[y > 0], scores[y < 0]))
 
     def _init_state(self, n_features):
@@ -618,7 +618,7 @@ class AdaDSGD(ElasticNetModel, _PairwiseSGD):
         coef = self.coef_
         l1, l2 = self._penalty()
         return (0.5 * mean_pair_square(scores[y > 0], scores[y < 0])
-                + 0.5 * l2 * float(coef @ coef) + l1 * float(np.abs(coef).sum()))
+                + 0.5 * l2 * sqnorm(coef) + l1 * float(np.abs(coef).sum()))
 
     def _stage(self, rows, w, pos, neg, m, n_steps):
         """``n_steps`` prox steps on pairs from ``pos``/``neg`` (a stage of ``m`` rows);
