@@ -268,6 +268,7 @@ def _run_mix(mix, pi, nj, split):
     for part in (slice(0, split), slice(split, len(pi))):
         mix.set_block(pi[part], nj[part])
         stochastic._in_threads(mix)
+    mix.finish()
 
 
 @pytest.mark.parametrize("rule, name", [(Subgradient, "subgradient"), (HingeProx, "prox")])

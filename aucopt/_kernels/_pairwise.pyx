@@ -24,7 +24,10 @@ pairs ``p, p + P, p + 2P, ...`` of a block, in *rounds* of ``round_steps`` steps
 each. After a round every lane's change is added into the shared base state
 (``base + sum_p (lane_p - base)`` per coordinate, only on the coordinates the
 round's updating pairs touched: O(what the round wrote), not O(d)) and copied
-back into every lane, so each round starts from one model. This is Hogwild's
+back into every lane, so each round starts from one model. Each lane merges the
+coordinates of its own updating pairs, claiming each coordinate with an atomic
+compare-and-swap of its round stamp (a coordinate two lanes wrote is merged once,
+by whichever claims it first: the merged value is the same either way). This is Hogwild's
 lock-free parallel SGD (Recht, Re, Wright & Niu, NIPS 2011) with its staleness
 bounded by one round and its updates applied in a fixed order: no two threads
 ever write the same memory, the result does not depend on timing, and it is
@@ -37,15 +40,16 @@ Every lane runs the same number of steps with the same schedule, so the weight
 vector's scale (the L2 shrink), the lazy average's scalars and the elastic net's
 products evolve identically in all lanes; when a fold becomes due, every lane
 stops after the same step, the round is merged there (its rest is a round of its
-own) and the fold is done on every lane and the base alike. The merge of
-a coordinate is done by thread ``c % P``; threads wait for each other at two
-barriers per round (spinning briefly, then yielding the core).
+own) and the fold is done on every lane and the base alike. Threads wait for each
+other at two barriers per round (spinning briefly, then yielding the core). The
+base's ``||v||^2`` is recomputed exactly when a run ends (it is not needed within).
 """
 import numpy as np
 
 from cpython.ref cimport PyObject
 from libc.math cimport pow
 from libc.stdlib cimport calloc, free
+from libc.string cimport memset
 from libc.stdint cimport int32_t, int64_t
 
 from aucopt._kernels._interrupt cimport poll
@@ -81,6 +85,13 @@ cdef extern from *:
         __atomic_store_n(&b->aborted, 1, __ATOMIC_SEQ_CST);
     }
 
+    /* Claim a coordinate for this round: true for the first lane only. */
+    static int aucopt_claim(unsigned int* stamp, unsigned int round) {
+        unsigned int old = __atomic_load_n(stamp, __ATOMIC_RELAXED);
+        return old != round && __atomic_compare_exchange_n(
+            stamp, &old, round, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+    }
+
     static int aucopt_barrier_wait(aucopt_barrier* b) {
         int gen = __atomic_load_n(&b->gen, __ATOMIC_ACQUIRE);
         int spins = 0;
@@ -102,6 +113,7 @@ cdef extern from *:
     void aucopt_barrier_init(aucopt_barrier* b, int n) noexcept nogil
     void aucopt_barrier_abort(aucopt_barrier* b) noexcept nogil
     int aucopt_barrier_wait(aucopt_barrier* b) noexcept nogil
+    bint aucopt_claim(unsigned int* stamp, unsigned int round) noexcept nogil
 
 
 cdef class PairRule:
@@ -359,7 +371,8 @@ cdef class _PairMix:
     :meth:`_allocate` from its ``__init__``. Use: build it once per training call
     over the base state (the lanes start as copies of it; the base must then change
     only through the mix), then for every block of pairs :meth:`set_block` and
-    :meth:`run` ``(p)`` from ``n_threads`` threads at once.
+    :meth:`run` ``(p)`` from ``n_threads`` threads at once, and :meth:`finish`
+    before the base is read.
     """
     cdef RowSource X
     cdef readonly int n_threads
@@ -373,10 +386,8 @@ cdef class _PairMix:
     cdef Py_ssize_t n_pairs
     cdef int32_t** touched
     cdef Py_ssize_t* n_touched
-    cdef int64_t* stamp
-    cdef int64_t rounds
-    cdef double* dvsq
-    cdef double* vsq0
+    cdef unsigned int* stamp
+    cdef unsigned int rounds
     cdef aucopt_barrier barrier
     cdef object _base_state
     cdef list _lane_states
@@ -407,12 +418,9 @@ cdef class _PairMix:
         self.lane_w = <PyObject**>calloc(n_threads, sizeof(PyObject*))
         self.touched = <int32_t**>calloc(n_threads, sizeof(int32_t*))
         self.n_touched = <Py_ssize_t*>calloc(n_threads, sizeof(Py_ssize_t))
-        self.dvsq = <double*>calloc(n_threads, sizeof(double))
-        self.vsq0 = <double*>calloc(n_threads, sizeof(double))
-        self.stamp = <int64_t*>calloc(max(X.n_features, 1), sizeof(int64_t))
+        self.stamp = <unsigned int*>calloc(max(X.n_features, 1), sizeof(unsigned int))
         if (self.lanes == NULL or self.lane_w == NULL or self.touched == NULL
-                or self.n_touched == NULL or self.dvsq == NULL or self.vsq0 == NULL
-                or self.stamp == NULL):
+                or self.n_touched == NULL or self.stamp == NULL):
             raise MemoryError()
         self.n_threads = n_threads
         view = base_state
@@ -438,8 +446,6 @@ cdef class _PairMix:
         free(self.lanes)
         free(self.lane_w)
         free(self.n_touched)
-        free(self.dvsq)
-        free(self.vsq0)
         free(self.stamp)
 
     def set_block(self, const int64_t[::1] pos_rows, const int64_t[::1] neg_rows):
@@ -476,7 +482,7 @@ cdef class _PairMix:
 
     cdef int _run(self, int p) except -1:
         cdef Py_ssize_t start = p, work = 0
-        cdef int64_t round_id = self.rounds
+        cdef unsigned int round_id = self.rounds
         cdef Py_ssize_t span = self.round_steps * self.n_threads
         cdef Py_ssize_t stop = min(span, self.n_pairs)
         with nogil:
@@ -488,8 +494,8 @@ cdef class _PairMix:
                     stop = min(stop + span, self.n_pairs)
                 if aucopt_barrier_wait(&self.barrier):
                     return 0
-                round_id += 1
-                self.dvsq[p] = self._merge_touched(p, round_id)
+                round_id = self._next_round(round_id)
+                self._merge_touched(p, round_id)
                 if aucopt_barrier_wait(&self.barrier):
                     return 0
                 self.n_touched[p] = 0
@@ -498,46 +504,42 @@ cdef class _PairMix:
             self.rounds = round_id
         return 0
 
-    cdef double _merge_touched(self, int p, int64_t round_id) noexcept nogil:
-        """Merge the coordinates ``c`` with ``c % n_threads == p`` of the rows of the
-        pairs that moved a lane this round; returns the change of ``||v||^2``."""
-        cdef int r, side
+    cdef unsigned int _next_round(self, unsigned int round_id) noexcept nogil:
+        """The stamp of the next round (every lane computes the same; the stamps of
+        all coordinates restart when the counter wraps, after 2**32 rounds)."""
+        if round_id == <unsigned int>0xFFFFFFFF:
+            memset(self.stamp, 0, max(self.X.n_features, 1) * sizeof(unsigned int))
+            return 1
+        return round_id + 1
+
+    cdef void _merge_touched(self, int p, unsigned int round_id) noexcept nogil:
+        """Merge the coordinates of the rows of lane ``p``'s pairs that moved it this
+        round, those no other lane has claimed."""
+        cdef int side
         cdef Py_ssize_t k, q, nnz
-        cdef int32_t at, c
+        cdef int32_t at
         cdef const double* vals
         cdef const int32_t* ind
-        cdef double change = 0.0
-        cdef int P = self.n_threads
-        for r in range(P):
-            for k in range(self.n_touched[r]):
-                at = self.touched[r][k]
-                for side in range(2):
-                    nnz = row_of(self.X, self.pos[at] if side == 0 else self.neg[at],
-                                 &vals, &ind)
-                    for q in range(nnz):
-                        c = ind[q]
-                        if c % P == p and self.stamp[c] != round_id:
-                            self.stamp[c] = round_id
-                            change += self.merge(c)
-        return change
-
-    cdef double merged_vsq(self, int p) noexcept nogil:
-        """``||v||^2`` after the round's merge (the lanes' changes in lane order)."""
-        cdef int r
-        cdef double s = self.vsq0[p]
-        for r in range(self.n_threads):
-            s += self.dvsq[r]
-        return s
+        for k in range(self.n_touched[p]):
+            at = self.touched[p][k]
+            for side in range(2):
+                nnz = row_of(self.X, self.pos[at] if side == 0 else self.neg[at], &vals, &ind)
+                for q in range(nnz):
+                    if aucopt_claim(&self.stamp[ind[q]], round_id):
+                        self.merge(ind[q])
 
     cdef Py_ssize_t steps(self, int p, Py_ssize_t start, Py_ssize_t stop,
                           Py_ssize_t* work) except -1 nogil:
         return stop
 
-    cdef double merge(self, Py_ssize_t c) noexcept nogil:
-        return 0.0
+    cdef void merge(self, Py_ssize_t c) noexcept nogil:
+        pass
 
     cdef int end_round(self, int p) except -1 nogil:
         return 0
+
+    def finish(self):
+        """After the runs of a pass: bring derived scalars of the base up to date."""
 
 
 cdef class HingeMix(_PairMix):
@@ -605,39 +607,33 @@ cdef class HingeMix(_PairMix):
 
     cdef Py_ssize_t steps(self, int p, Py_ssize_t start, Py_ssize_t stop,
                           Py_ssize_t* work) except -1 nogil:
-        self.vsq0[p] = (<Weights>self.lane_w[p]).vsq
         return hinge_steps(self.X, <Weights>self.lane_w[p], self.pos, self.neg, start,
                            stop, self.n_threads, self.rule, <Schedule>self.lane_s[p],
                            self.scratch[p], self.touched[p], &self.n_touched[p], work)
 
-    cdef double merge(self, Py_ssize_t c) noexcept nogil:
+    cdef void merge(self, Py_ssize_t c) noexcept nogil:
         """``base + sum_p (lane_p - base)`` in every column of coordinate ``c``,
-        written to the base and every lane; returns the change of ``v_c^2``."""
+        written to the base and every lane."""
         cdef Py_ssize_t off = c * self.width, col
         cdef int r
-        cdef double b, m, change = 0.0
+        cdef double b, m
         for col in range(self.width):
             b = self.base[off + col]
             m = self.lanes[0][off + col]
             for r in range(1, self.n_threads):
                 m += self.lanes[r][off + col] - b
-            if col == 0:
-                change = (m - b) * (m + b)
             self.base[off + col] = m
             for r in range(self.n_threads):
                 self.lanes[r][off + col] = m
-        return change
 
     cdef int end_round(self, int p) except -1 nogil:
         return self._end_round(p, <Weights>self.lane_w[p])
 
     cdef int _end_round(self, int p, Weights lane) except -1 nogil:
-        """Every lane takes the merged ``||v||^2``; lane 0's thread gives the base
-        the lanes' scalars; a fold held during the round is done everywhere."""
-        lane.vsq = self.merged_vsq(p)
+        """Lane 0's thread gives the base the lanes' scalars; a fold held during
+        the round is done on every lane and the base."""
         if p == 0:
             self.w.scale = lane.scale
-            self.w.vsq = lane.vsq
             self.w.avg_c = lane.avg_c
             self.w.avg_q = lane.avg_q
             if lane.fold_due:
@@ -645,6 +641,18 @@ cdef class HingeMix(_PairMix):
         if lane.fold_due:
             lane.fold()
         return 0
+
+    def finish(self):
+        """After a run: the base's (and every lane's) ``||v||^2``, recomputed."""
+        cdef Py_ssize_t k
+        cdef double s = 0.0
+        cdef int p
+        with nogil:
+            for k in range(self.X.n_features):
+                s += self.base[k * self.width] * self.base[k * self.width]
+        self.w.vsq = s
+        for p in range(self.n_threads):
+            (<Weights>self.lane_w[p]).vsq = s
 
 
 cdef inline double _current(const double* a, double P, double R) noexcept nogil:
@@ -705,7 +713,7 @@ cdef class SquareMix(_PairMix):
                             self.theta, self.shrink, self.touched[p], &self.n_touched[p],
                             work)
 
-    cdef double merge(self, Py_ssize_t c) noexcept nogil:
+    cdef void merge(self, Py_ssize_t c) noexcept nogil:
         cdef Py_ssize_t off = 3 * c
         cdef int r
         cdef double P = (<ElasticNetWeights>self.lane_w[0]).P
@@ -721,7 +729,6 @@ cdef class SquareMix(_PairMix):
             self.lanes[r][off] = m
             self.lanes[r][off + 1] = P
             self.lanes[r][off + 2] = R
-        return 0.0
 
     cdef int end_round(self, int p) except -1 nogil:
         return self._end_round(p, <ElasticNetWeights>self.lane_w[p])

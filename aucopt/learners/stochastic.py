@@ -71,6 +71,7 @@ def _run_lanes(mix, pos, neg, rng, per_lane, learner=None):
                                            (PAIR_BLOCK // lanes) * lanes, learner):
         mix.set_block(pos_rows, neg_rows)
         _in_threads(mix)
+    mix.finish()
 
 
 def _in_threads(mix):
