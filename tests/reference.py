@@ -113,26 +113,11 @@ def hinge_pair_steps(X, pos_rows, neg_rows, lam, t0, rskip, rule="subgradient",
     ``w = hinge_prox(w, z, eta)``. Scheduled shrink every ``rskip`` steps; with
     ``askip > 0`` a snapshot of ``w`` every ``askip`` steps, the one after step ``t``
     weighted by ``t ** avg_power`` (0: the plain running mean).
-    Returns ``(w, weighted mean of the snapshots or None)``.
+    Returns ``(w, weighted mean of the snapshots or None)``; one lane of
+    :func:`lane_hinge_pair_steps`.
     """
-    X = np.asarray(X, dtype=np.float64)
-    w = np.zeros(X.shape[1])
-    total, weights = np.zeros(X.shape[1]), 0.0
-    for t, (i, j) in enumerate(zip(pos_rows, neg_rows), start=1):
-        eta = 1.0 / (lam * (t + t0))
-        z = X[i] - X[j]
-        if rule == "prox":
-            w = hinge_prox(w, z, eta)
-        elif w @ z < 1.0:
-            w = w + eta * z
-        if t % rskip == 0:
-            r = 1.0 - rskip / (t + t0)
-            if r < 0.8:
-                r = (1.0 - 1.0 / (t + t0)) ** rskip
-            w = r * w
-        if askip and t % askip == 0:
-            total, weights = total + t ** avg_power * w, weights + t ** avg_power
-    return w, (total / weights if weights else None)
+    return lane_hinge_pair_steps(X, pos_rows, neg_rows, 1, (0,), lam, t0, rskip, rule, askip,
+                                 avg_power)
 
 
 def hinge_prox(w, z, lam):
@@ -670,84 +655,48 @@ def fsauc_ref(X, y, order, R, G, kappa, delta=0.1, steps="lemma"):
     return w
 
 
-def _hinge_step(w, z, eta, rule):
-    """One SAM (``"subgradient"``) or PSAM (``"prox"``) move of ``w`` on ``z``."""
-    if rule == "prox":
-        return hinge_prox(w, z, eta)
-    return w + eta * z if w @ z < 1.0 else w
 
-
-def _rounds(n, span, cuts):
-    """``(start, stop)`` of the rounds: ends at the multiples of ``span`` and at ``cuts``."""
-    ends = sorted(set(range(span, n, span)) | set(cuts) | {n})
-    return zip([0] + ends[:-1], ends)
-
-
-def mixed_hinge_pair_steps(X, pos_rows, neg_rows, lanes, round_steps, lam, t0, rskip,
-                           rule="subgradient", askip=0, cuts=(), avg_power=0.0):
-    """SAM / ASAM / PSAM on ``lanes`` threads written plainly (the scheme of
-    ``aucopt._kernels._pairwise``, "Threads").
-
-    Pair ``k`` belongs to lane ``k % lanes``; rounds cover ``lanes * round_steps``
-    pairs. In a round every lane starts from the common iterate ``w`` and takes its
-    pairs with the schedule of :func:`hinge_pair_steps` on its own step count; ``b``
-    is ``w`` carried through the round's shrinks alone (they are the same in every
-    lane). At the round's end the lanes' changes are summed, ``w <- b + sum_r (w_r -
-    b)``, and so are their snapshots (the running sum of snapshots gains ``sum_b +
-    sum_r (snaps_r - sum_b)``, ``sum_b`` the snapshots of ``b``). Returns ``(w, mean
-    of the snapshots or None)``.
-    """
+def lane_hinge_pair_steps(X, pos_rows, neg_rows, lanes, order, lam, t0, rskip,
+                          rule="subgradient", askip=0, avg_power=0.0):
+    """SAM / ASAM / PSAM lanes (``aucopt._kernels._pairwise``, "Threads") run one
+    after another in ``order``: lane ``p`` takes pairs ``p, p + lanes, ...`` with the
+    step size of its own step count; only lane 0 (the lead) applies the shrinks and
+    snapshots of :func:`hinge_pair_steps`, at its own step counts. Returns ``(w,
+    weighted mean of the snapshots or None)``."""
     X = np.asarray(X, dtype=np.float64)
-    n = len(pos_rows)
-    assert n % lanes == 0
-    d = X.shape[1]
-    w, total, count, t = np.zeros(d), np.zeros(d), 0, 0
-    for start, stop in _rounds(n, lanes * round_steps, cuts):
-        outs = []
-        for r in range(lanes):
-            wr, b, snaps, snaps_b, taken, tr = w.copy(), w.copy(), np.zeros(d), np.zeros(d), 0, t
-            for k in range(start + r, stop, lanes):
-                tr += 1
-                wr = _hinge_step(wr, X[pos_rows[k]] - X[neg_rows[k]], 1.0 / (lam * (tr + t0)),
-                                 rule)
-                if tr % rskip == 0:
-                    shrink = 1.0 - rskip / (tr + t0)
-                    if shrink < 0.8:
-                        shrink = (1.0 - 1.0 / (tr + t0)) ** rskip
-                    wr, b = shrink * wr, shrink * b
-                if askip and tr % askip == 0:
-                    g = tr ** avg_power
-                    snaps, snaps_b, taken = snaps + g * wr, snaps_b + g * b, taken + g
-            outs.append((wr, b, snaps, snaps_b, taken, tr))
-        _, b, _, snaps_b, taken, t = outs[0]
-        w = b + sum(o[0] - b for o in outs)
-        total = total + snaps_b + sum(o[2] - snaps_b for o in outs)
-        count += taken
-    return w, (total / count if count else None)
-
-
-def mixed_square_prox_pair_steps(X, pos_rows, neg_rows, lanes, round_steps, step, weight,
-                                 l1, l2):
-    """adaDSGD's steps (:func:`square_prox_pair_steps`) on ``lanes`` threads written
-    plainly: as :func:`mixed_hinge_pair_steps`, with ``b`` the round's start iterate
-    carried through the round's proximal steps alone."""
-    X = np.asarray(X, dtype=np.float64)
-    n = len(pos_rows)
-    assert n % lanes == 0
     w = np.zeros(X.shape[1])
+    total, weights = np.zeros(X.shape[1]), 0.0
+    for lane in order:
+        for t, k in enumerate(range(lane, len(pos_rows), lanes), start=1):
+            z = X[pos_rows[k]] - X[neg_rows[k]]
+            eta = 1.0 / (lam * (t + t0))
+            if rule == "prox":
+                w = hinge_prox(w, z, eta)
+            elif w @ z < 1.0:
+                w = w + eta * z
+            if lane != 0:
+                continue
+            if t % rskip == 0:
+                r = 1.0 - rskip / (t + t0)
+                if r < 0.8:
+                    r = (1.0 - 1.0 / (t + t0)) ** rskip
+                w = r * w
+            if askip and t % askip == 0:
+                total, weights = total + t ** avg_power * w, weights + t ** avg_power
+    return w, (total / weights if weights else None)
 
-    def prox(v):
-        return np.sign(v) * np.maximum(0.0, np.abs(v) - step * l1) / (1.0 + step * l2)
 
-    for start, stop in _rounds(n, lanes * round_steps, ()):
-        outs = []
-        for r in range(lanes):
-            wr, b = w.copy(), w.copy()
-            for k in range(start + r, stop, lanes):
-                z = X[pos_rows[k]] - X[neg_rows[k]]
-                wr = prox(wr + step * weight * 2.0 * (1.0 - wr @ z) * z)
-                b = prox(b)
-            outs.append((wr, b))
-        b = outs[0][1]
-        w = b + sum(wr - b for wr, _ in outs)
+def lane_square_prox_pair_steps(X, pos_rows, neg_rows, lanes, order, step, weight, l1, l2):
+    """adaDSGD lanes run one after another in ``order`` (as
+    :func:`lane_hinge_pair_steps`): every lane takes the gradient steps of
+    :func:`square_prox_pair_steps` on its pairs; only lane 0 applies the elastic
+    net's prox, ``lanes`` times after each of its steps."""
+    X = np.asarray(X, dtype=np.float64)
+    w = np.zeros(X.shape[1])
+    for lane in order:
+        for k in range(lane, len(pos_rows), lanes):
+            z = X[pos_rows[k]] - X[neg_rows[k]]
+            w = w + step * weight * 2.0 * (1.0 - w @ z) * z
+            for _ in range(lanes if lane == 0 else 0):
+                w = np.sign(w) * np.maximum(0.0, np.abs(w) - step * l1) / (1.0 + step * l2)
     return w

@@ -13,14 +13,15 @@ import scipy.optimize
 import scipy.sparse as sp
 
 import aucopt
-from aucopt._kernels._pairwise import (HingeMix, HingeProx, Schedule, SquareMix, Subgradient,
-                                       hinge_pairs, square_prox_pairs)
+from aucopt._kernels._pairwise import (Halt, HingeProx, Schedule, Subgradient, close_lanes,
+                                       hinge_lane, hinge_pairs, open_lanes, refold,
+                                       square_lane, square_prox_pairs)
 from aucopt._kernels._rows import RowSource
 from aucopt._kernels._weights import ElasticNetWeights, Weights
 from aucopt.datasets import Scaler, load, split
 from aucopt.learners import stochastic
-from reference import (auc_pairs, hinge_pair_steps, hinge_prox, mixed_hinge_pair_steps,
-                       mixed_square_prox_pair_steps, pairwise_hinge_objective,
+from reference import (auc_pairs, hinge_pair_steps, hinge_prox, lane_hinge_pair_steps,
+                       lane_square_prox_pair_steps, pairwise_hinge_objective,
                        square_prox_pair_steps)
 
 LEARNERS = ["sam", "asam", "psam", "adadsgd"]
@@ -263,140 +264,141 @@ def test_bad_parameters_raise_at_fit_and_leave_model_unchanged(name, bad, exc):
 # ---------------------------------------------------------------- n_jobs > 1 (threads)
 
 
-def _run_mix(mix, pi, nj, split):
-    """Two blocks (the rounds restart at a block's start)."""
-    for part in (slice(0, split), slice(split, len(pi))):
-        mix.set_block(pi[part], nj[part])
-        stochastic._in_threads(mix)
-    mix.finish()
-
-
 @pytest.mark.parametrize("rule, name", [(Subgradient, "subgradient"), (HingeProx, "prox")])
 @pytest.mark.parametrize("sparse", [False, True])
-@pytest.mark.parametrize("lanes, round_steps, rskip, askip, avg_power", [
-    (2, 5, 3, 7, 0.0), (3, 1, 1, 0, 0.0), (2, 64, 16, 1, 2.0)])
-def test_hinge_mix_equals_the_plain_mixed_steps(rule, name, sparse, lanes, round_steps, rskip,
-                                                askip, avg_power):
+@pytest.mark.parametrize("lanes, order, rskip, askip, avg_power", [
+    (2, (1, 0), 3, 7, 0.0), (3, (2, 0, 1), 1, 0, 0.0), (2, (0, 1), 16, 1, 2.0)])
+def test_hinge_lanes_one_after_another_equal_the_plain_lane_steps(rule, name, sparse, lanes,
+                                                                  order, rskip, askip,
+                                                                  avg_power):
+    """The lanes' logic without the races: run serially, lane 0 alone shrinks and
+    snapshots, every lane steps with its own count."""
     X, y = _data()
     pi, nj = _draws(y, 300)
     lam, t0 = 0.05, 3.0
     w = Weights(np.zeros((X.shape[1], 2)), averaging=True)
+    rows = RowSource(sp.csr_matrix(X) if sparse else X)
     scheds = [Schedule(lam, t0, rskip, askip, avg_power=avg_power) for _ in range(lanes)]
-    mix = HingeMix(RowSource(sp.csr_matrix(X) if sparse else X), w, scheds, rule(),
-                   round_steps)
-    span = lanes * round_steps
-    _run_mix(mix, pi, nj, span * max(1, 150 // span))
-    ref_w, ref_avg = mixed_hinge_pair_steps(X, pi, nj, lanes, round_steps, lam, t0, rskip,
-                                            name, askip, avg_power=avg_power)
+    open_lanes(w)
+    for lane in order:
+        hinge_lane(rows, w, pi, nj, lane, lanes, rule(), scheds[lane], Halt())
+    close_lanes(w)
+    ref_w, ref_avg = lane_hinge_pair_steps(X, pi, nj, lanes, order, lam, t0, rskip, name,
+                                           askip, avg_power)
     _close(w.coef(), ref_w)
     if askip:
         _close(w.average(), ref_avg)
-    assert mix.schedule.t == 300 // lanes
-    assert w.py_sqnorm() == pytest.approx(ref_w @ ref_w, rel=1e-10)  # the merged ||w||^2
-    assert not np.array_equal(ref_w, hinge_pair_steps(X, pi, nj, lam, t0, rskip, name)[0])
-
-
-def test_hinge_mix_folds_every_lane_and_the_base_where_the_fold_falls_due():
-    # scale 1.02e-4: the first shrink (lane step 2: (1 - 1/5)^2 = 0.64, SVMSGD2's guard)
-    # leaves the averaging band [1e-4, 1e4]: both lanes stop after pair position 3, the
-    # round is merged there and everything folds; the round's rest is a round of its own
-    X, y = _data(5)
-    pi, nj = _draws(y, 240, seed=4)
-    w = Weights(np.zeros((X.shape[1], 2)), scale=1.02e-4, averaging=True)
-    scheds = [Schedule(0.05, 3.0, 2, 3) for _ in range(2)]
-    mix = HingeMix(RowSource(X), w, scheds, HingeProx(), 7)
-    _run_mix(mix, pi, nj, 98)
-    ref_w, ref_avg = mixed_hinge_pair_steps(X, pi, nj, 2, 7, 0.05, 3.0, 2, "prox", 3, cuts=[4])
-    assert w.scale > 1e-4  # folded, not left below the band
-    _close(w.coef(), ref_w)
-    _close(w.average(), ref_avg)
-    uncut, _ = mixed_hinge_pair_steps(X, pi, nj, 2, 7, 0.05, 3.0, 2, "prox", 3)
-    assert np.abs(uncut - ref_w).max() > 1e-6
+    assert [s.t for s in scheds] == [len(range(p, 300, lanes)) for p in range(lanes)]
+    assert w.py_sqnorm() == pytest.approx(ref_w @ ref_w, rel=1e-10)  # recomputed
 
 
 @pytest.mark.parametrize("sparse", [False, True])
-@pytest.mark.parametrize("l1, l2, lanes, round_steps", [(0.0, 0.3, 2, 4), (0.02, 0.1, 3, 1),
-                                                        (0.5, 0.0, 2, 50)])
-def test_square_mix_equals_the_plain_mixed_steps(sparse, l1, l2, lanes, round_steps):
+@pytest.mark.parametrize("l1, l2, lanes, order", [(0.0, 0.3, 2, (1, 0)), (0.02, 0.1, 3, (0, 2, 1)),
+                                                   (0.5, 0.0, 2, (0, 1))])
+def test_square_lanes_one_after_another_equal_the_plain_lane_steps(sparse, l1, l2, lanes,
+                                                                   order):
     X, y = _data(1)
     pi, nj = _draws(y, 240)
     step, weight = 0.05, 0.7
     w = ElasticNetWeights(ElasticNetWeights.fresh(X.shape[1]))
-    mix = SquareMix(RowSource(sp.csr_matrix(X) if sparse else X), w, lanes, round_steps)
-    mix.set_step(step, weight, step * l1, 1 + step * l2)
-    span = lanes * round_steps
-    _run_mix(mix, pi, nj, span * max(1, 120 // span))
-    _close(w.coef(), mixed_square_prox_pair_steps(X, pi, nj, lanes, round_steps, step,
-                                                  weight, l1, l2))
+    rows = RowSource(sp.csr_matrix(X) if sparse else X)
+    open_lanes(w)
+    for lane in order:
+        square_lane(rows, w, pi, nj, lane, lanes, step, weight, step * l1, 1 + step * l2,
+                    Halt())
+    close_lanes(w)
+    _close(w.coef(), lane_square_prox_pair_steps(X, pi, nj, lanes, order, step, weight, l1, l2))
 
 
-def test_mix_refuses_blocks_it_cannot_share_out():
+def test_lanes_hold_folds_until_refold_between_blocks():
+    X, y = _data(5)
+    pi, nj = _draws(y, 40, seed=4)
+    w = Weights(np.zeros((X.shape[1], 2)), scale=1.02e-4, averaging=True)
+    open_lanes(w)
+    refold(w, 100.0)  # within 100x of the band's edge (1e-4): folded before the block
+    assert w.scale == 1.0
+    w2 = Weights(np.zeros((X.shape[1], 2)), scale=1.02e-4, averaging=True)
+    open_lanes(w2)
+    hinge_lane(RowSource(X), w2, pi, nj, 0, 1, HingeProx(), Schedule(0.05, 3.0, 2, 3), Halt())
+    assert w2.scale < 1e-4 and w2.fold_due  # left the band inside the block: held
+    ref_w, ref_avg = hinge_pair_steps(X, pi, nj, 0.05, 3.0, 2, "prox", 3)
+    close_lanes(w2)  # the held fold, then the norm
+    assert w2.scale == 1.0 and not w2.fold_due
+    _close(w2.coef(), ref_w)
+    _close(w2.average(), ref_avg)
+
+
+def test_a_lane_refuses_pairs_and_lanes_out_of_range():
     X, y = _data()
     w = Weights(np.zeros((X.shape[1], 1)))
-    mix = HingeMix(RowSource(X), w, [Schedule(0.1, 1.0, 1) for _ in range(2)], Subgradient(),
-                   4)
-    with pytest.raises(ValueError, match="multiple of 2"):
-        mix.set_block(np.array([0, 0, 0]), np.array([1, 1, 1]))
     with pytest.raises(IndexError, match="outside"):
-        mix.set_block(np.array([0, 60]), np.array([1, 1]))
-    with pytest.raises(ValueError, match="the state the mix was built on"):
-        mix.set_weights(Weights(np.zeros((X.shape[1], 1))))
+        hinge_lane(RowSource(X), w, np.array([0, 60]), np.array([1, 1]), 0, 2, Subgradient(),
+                   Schedule(0.1, 1.0, 1), Halt())
+    with pytest.raises(ValueError, match="lane 2 out of range"):
+        hinge_lane(RowSource(X), w, np.array([0]), np.array([1]), 2, 2, Subgradient(),
+                   Schedule(0.1, 1.0, 1), Halt())
 
 
-def test_psam_on_threads_follows_the_mixed_steps_with_its_draws(monkeypatch):
-    monkeypatch.setattr(stochastic, "MIX_ROUND", 5)
-    X, y = _data(3)
-    clf = aucopt.get("psam", lam=0.02, t0=5.0, rskip=2, askip=4, n_epochs=1, n_jobs=2,
-                     random_state=1).fit(X, y)
-    rng = np.random.default_rng(1)
-    pos, neg = np.flatnonzero(y > 0), np.flatnonzero(y < 0)
-    pi = pos[rng.integers(0, pos.size, size=len(y))]
-    nj = neg[rng.integers(0, neg.size, size=len(y))]
-    # lanes count their own steps t_l; the schedule is that of t = 2 t_l steps:
-    # eta = 1 / (0.02 (2 t_l + 5)) = 1 / (0.04 (t_l + 2.5)), a snapshot every 4 / 2
-    # steps weighted by t_l ** 2 (proportional to t ** 2)
-    _, ref_avg = mixed_hinge_pair_steps(X, pi, nj, 2, 5, 0.04, 2.5, 2, "prox", 2,
-                                        avg_power=2.0)
-    _close(clf.coef_, ref_avg)
-    assert clf.t_ == len(y)
+def test_a_halted_lane_stops_at_once():
+    X, y = _data()
+    pi, nj = _draws(y, 300)
+    w = Weights(np.zeros(X.shape[1]))
+    halt = Halt()
+    halt.set()
+    sched = Schedule(0.1, 1.0, 1)
+    hinge_lane(RowSource(X), w, pi, nj, 0, 1, Subgradient(), sched, halt)
+    assert sched.t == 0 and not w.coef().any()
 
 
 @pytest.mark.parametrize("name", LEARNERS)
-def test_threads_are_deterministic_and_dense_equals_csr(name):
-    X, y = load("dna_ei")
-    X = X[:1500]
-    y = y[:1500]
-    fits = [aucopt.get(name, n_epochs=2, n_jobs=2, random_state=4).fit(data, y).coef_
-            for data in (X, X, X.toarray())]
-    np.testing.assert_array_equal(fits[0], fits[1])
-    np.testing.assert_array_equal(fits[0], fits[2])
-    one = aucopt.get(name, n_epochs=2, n_jobs=1, random_state=4).fit(X, y).coef_
-    assert not np.array_equal(one, fits[0])  # the threads did run
-
-
-@pytest.mark.parametrize("name", LEARNERS)
-def test_threads_learn_as_well_as_one_after_the_same_epochs(name):
+def test_threads_learn_as_well_as_one_after_the_same_epochs(name, monkeypatch):
+    monkeypatch.setattr(stochastic, "LANE_STEPS", 256)  # threads on the bundled set
     X, y = load("dna_ei")
     X_tr, X_te, y_tr, y_te = split(X, y, test_size=0.3, random_state=0)
     aucs = {}
     for jobs in (1, 2, 3):
-        aucs[jobs] = np.mean([aucopt.get(name, n_epochs=4, n_jobs=jobs, random_state=seed)
-                              .fit(X_tr, y_tr).score(X_te, y_te) for seed in range(3)])
+        models = [aucopt.get(name, n_epochs=4, n_jobs=jobs, random_state=seed).fit(X_tr, y_tr)
+                  for seed in range(3)]
+        aucs[jobs] = np.mean([m.score(X_te, y_te) for m in models])
+        assert all(m.t_ >= 4 * X_tr.shape[0] for m in models)
+    dense = aucopt.get(name, n_epochs=4, n_jobs=2, random_state=0).fit(X_tr.toarray(), y_tr)
+    assert abs(dense.score(X_te, y_te) - aucs[1]) < 0.005
     assert abs(aucs[2] - aucs[1]) < 0.003 and abs(aucs[3] - aucs[1]) < 0.003, aucs
 
 
-def test_ctrl_c_stops_every_thread_and_rolls_back():
-    X, y = load("spambase")
-    X = Scaler("standard").fit_transform(X.toarray())
-    clf = aucopt.get("psam", n_epochs=1, n_jobs=2, random_state=0).fit(X, y)
-    before = clf.coef_.copy()
+def test_threads_run_and_keep_the_maintained_norm(monkeypatch):
+    monkeypatch.setattr(stochastic, "LANE_STEPS", 256)
+    X, y = load("dna_ei")
+    one = aucopt.get("psam", n_epochs=2, random_state=4).fit(X, y)
+    two = aucopt.get("psam", n_epochs=2, n_jobs=2, random_state=4).fit(X, y)
+    assert not np.array_equal(one.coef_, two.coef_)  # the threads did run
+    v = two.weights_[:, 0]
+    assert two.weights_vsq_ == pytest.approx(v @ v, rel=1e-12)
+
+
+def _interrupt_soon(call):
+    """``call()`` with Ctrl-C arriving 50 ms into it: returns the seconds it took."""
     threads = threading.active_count()
     timer = threading.Timer(0.05, _thread.interrupt_main)
     timer.start()
     start = time.perf_counter()
     with pytest.raises(KeyboardInterrupt):
-        clf.set_params(n_epochs=100000).fit(X, y)
-    assert time.perf_counter() - start < 5.0
+        call()
+    seconds = time.perf_counter() - start
     timer.join()
-    assert threading.active_count() == threads
+    assert threading.active_count() == threads  # every lane has ended
+    return seconds
+
+
+def test_ctrl_c_stops_every_thread_and_rolls_back(monkeypatch):
+    monkeypatch.setattr(stochastic, "LANE_STEPS", 256)
+    X, y = load("spambase")
+    X = Scaler("standard").fit_transform(X.toarray())
+    clf = aucopt.get("psam", n_epochs=1, n_jobs=2, random_state=0).fit(X, y)
+    before = clf.coef_.copy()
+    assert _interrupt_soon(lambda: clf.set_params(n_epochs=100000).fit(X, y)) < 5.0
     np.testing.assert_array_equal(clf.coef_, before)
+    big = np.tile(X, (40, 1))  # partial_fit of a journaled model: one long pass
+    state = clf.weights_.copy()
+    _interrupt_soon(lambda: clf.partial_fit(big, np.tile(y, 40)))
+    np.testing.assert_array_equal(clf.weights_, state)

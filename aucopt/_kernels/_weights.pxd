@@ -2,9 +2,7 @@
 # array (column 0 = v, column 1 = the lazy-average accumulator when averaging, further
 # columns = per-coordinate state of a rule), with an always-maintained squared norm,
 # an optional undo journal, and a lazy elastic-net variant with the same method names.
-# `weights_dot` is the inline form of `Weights.dot` for hot loops in other modules;
-# `lazy_value` is the elastic-net coordinate brought from its stamp to the current step.
-from libc.math cimport copysign, fabs
+# `weights_dot` is the inline form of `Weights.dot` for hot loops in other modules.
 from libc.stdint cimport int32_t
 
 from aucopt._kernels._journal cimport Journal
@@ -81,9 +79,7 @@ cdef inline double weights_dot(Weights w, const double* vals, const int32_t* ind
     return s * w.scale
 
 
-cdef inline double lazy_value(double a, double P0, double R0, double P,
-                              double R) noexcept nogil:
-    """An elastic-net coordinate stored as ``a`` at the stamp ``(P0, R0)``, at the
-    step whose products are ``(P, R)``: ``sign(a) max(0, |a| P0 - (R - R0)) / P``."""
-    cdef double mag = fabs(a) * P0 - (R - R0)
-    return 0.0 if mag <= 0.0 else copysign(mag / P, a)
+cdef inline double renormalize_limit() noexcept nogil:
+    """The product ``P`` above which :class:`ElasticNetWeights` folds."""
+    return 1e100
+

@@ -49,9 +49,17 @@ from aucopt._kernels._interrupt cimport poll
 from aucopt._kernels._journal cimport Journal, touch, touch_rows
 from aucopt._kernels._rows cimport RowSource
 
+cdef inline double lazy_value(double a, double P0, double R0, double P,
+                              double R) noexcept nogil:
+    """An elastic-net coordinate stored as ``a`` at the stamp ``(P0, R0)``, at the
+    step whose products are ``(P, R)``: ``sign(a) max(0, |a| P0 - (R - R0)) / P``."""
+    cdef double mag = fabs(a) * P0 - (R - R0)
+    return 0.0 if mag <= 0.0 else copysign(mag / P, a)
+
+
 cdef double FOLD_LIMIT = 1e9
 cdef double FOLD_LIMIT_AVERAGING = 1e4
-cdef double RENORMALIZE_P = 1e100
+cdef double RENORMALIZE_P = renormalize_limit()
 
 
 def _check_state(state, Py_ssize_t min_stride, what):

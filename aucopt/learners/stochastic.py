@@ -31,8 +31,9 @@ import threading
 
 import numpy as np
 
-from aucopt._kernels._pairwise import (HingeMix, HingeProx, Schedule, SquareMix, Subgradient,
-                                       hinge_pairs, square_prox_pairs)
+from aucopt._kernels._pairwise import (Halt, HingeProx, Schedule, Subgradient, close_lanes,
+                                       hinge_lane, hinge_pairs, open_lanes, refold,
+                                       square_lane, square_prox_pairs)
 from aucopt._state import Generator, Scalar
 from aucopt.base import BaseLearner, OnlineMixin
 from aucopt.learners._common import (EPOCH_PARAMS, SETTLE_RATIO, ElasticNetModel,
@@ -45,70 +46,76 @@ from aucopt.validation import (check_choice, check_count, check_n_jobs, check_po
 
 # Pairs are drawn and handed to the kernel in blocks: bounded memory whatever n.
 PAIR_BLOCK = 1 << 16
-# Steps each thread takes between two merges when n_jobs > 1 (kernel docstring of
-# aucopt._kernels._pairwise, "Threads"): the staleness a thread's view can have.
-MIX_ROUND = 256
+# With n_jobs > 1, each thread takes at least this many steps of a pass (else one
+# thread does the pass): starting the threads of a block costs ~0.1 ms.
+LANE_STEPS = 2048
+# Between two blocks of threads the scale is folded when within this factor of the
+# fold band, and a block shrinks it by less (aucopt._kernels._pairwise, "Threads").
+FOLD_MARGIN = 100.0
 
 
-def _pair_blocks(rng, pos, neg, n_steps, block=PAIR_BLOCK, learner=None):
+def _pair_blocks(rng, pos, neg, n_steps, block=None, learner=None):
     """Row indices of ``n_steps`` uniform draws with replacement from each class,
-    in blocks of at most ``block`` (positives then negatives per block). With a
-    ``learner``, its ``_pass_done`` follows the blocks (for ``verbose``)."""
-    for start in range(0, n_steps, block):
-        size = min(block, n_steps - start)
+    in blocks (positives then negatives per block) of at most :data:`PAIR_BLOCK`
+    pairs, or of ``block(done)`` pairs after ``done``. With a ``learner``, its
+    ``_pass_done`` follows the blocks (for ``verbose``)."""
+    start = 0
+    while start < n_steps:
+        size = min(PAIR_BLOCK if block is None else block(start), n_steps - start)
         pos_rows = pos[rng.integers(0, pos.size, size=size)].astype(np.int64)
         neg_rows = neg[rng.integers(0, neg.size, size=size)].astype(np.int64)
         yield pos_rows, neg_rows
+        start += size
         if learner is not None:
-            learner._pass_done = (start + size) / n_steps
+            learner._pass_done = start / n_steps
 
 
-def _run_lanes(mix, pos, neg, rng, per_lane, learner=None):
-    """``per_lane`` steps on every lane of ``mix``, the pairs drawn in blocks from
-    ``rng`` (pair ``k`` of a block goes to lane ``k % n_threads``)."""
-    lanes = mix.n_threads
-    for pos_rows, neg_rows in _pair_blocks(rng, pos, neg, lanes * per_lane,
-                                           (PAIR_BLOCK // lanes) * lanes, learner):
-        mix.set_block(pos_rows, neg_rows)
-        _in_threads(mix)
-    mix.finish()
+def _lane_blocks(threads, limit):
+    """``block(done)`` for :func:`_pair_blocks`: blocks of a multiple of ``threads``
+    pairs, at most :data:`PAIR_BLOCK` and ``limit(done)``."""
+    def block(done):
+        size = min(PAIR_BLOCK, limit(done))
+        return max(threads, size - size % threads)
+    return block
 
 
-def _in_threads(mix):
-    """``mix.run(p)`` on ``mix.n_threads`` threads at once (lane 0 in this one, so
-    Ctrl-C reaches its kernel); every thread has ended when this returns."""
+def _in_lanes(lane, threads):
+    """``lane(p, halt)`` for ``p < threads`` on as many threads at once (lane 0 in
+    this one, so that Ctrl-C reaches its kernel, which then halts the others); every
+    thread has ended when this returns."""
+    halt = Halt()
     failed = []
 
-    def lane(p):
+    def run(p):
         try:
-            mix.run(p)
+            lane(p, halt)
         except BaseException as exc:  # noqa: BLE001 -- re-raised in the caller
+            halt.set()
             failed.append(exc)
 
-    threads = [threading.Thread(target=lane, args=(p,), daemon=True)
-               for p in range(1, mix.n_threads)]
+    others = [threading.Thread(target=run, args=(p,), daemon=True) for p in range(1, threads)]
     try:
-        for thread in threads:
+        for thread in others:
             thread.start()
-        mix.run(0)
+        lane(0, halt)
     except BaseException:
-        mix.abort()  # lanes waiting for this one return at once
+        halt.set()
         raise
     finally:
-        _join(threads, mix)
+        _join(others, halt)
     if failed:
         raise failed[0]
 
 
-def _join(threads, mix):
-    """Wait for every started thread, also through Ctrl-C (which stops the lanes)."""
+def _join(threads, halt):
+    """Wait for every started thread, also through Ctrl-C (which halts the lanes)."""
     interrupted = None
     for thread in threads:
         while thread.is_alive():
             try:
                 thread.join()
             except BaseException as exc:  # noqa: BLE001 -- re-raised below
-                mix.abort()
+                halt.set()
                 interrupted = interrupted or exc
     if interrupted is not None:
         raise interrupted
@@ -141,18 +148,14 @@ class _PairwiseSGD(OnlineMixin, BaseLearner):
     def _prepare(self, rows, y):
         self._pos = np.flatnonzero(y > 0)
         self._neg = np.flatnonzero(y < 0)
-        self._mix = None  # the threads' lanes of this call, built on first use
-
-    def _finish(self, rows, y):
-        self.__dict__.pop("_mix", None)
-        super()._finish(rows, y)
 
     def _threads(self, rows, n_steps):
-        """Threads for ``n_steps`` steps on ``rows``: ``n_jobs``, or 1 when each
-        thread would get fewer than two rounds or the steps cannot amortise the
-        threads' O(d) copies of the model (as :func:`settle` its fold)."""
-        threads = n_threads(getattr(self, "n_jobs", None))
-        if (threads > 1 and n_steps >= 2 * threads * MIX_ROUND
+        """Threads for ``n_steps`` steps on ``rows``: ``n_jobs``, or 1 when a thread
+        would take fewer than :data:`LANE_STEPS` steps or the steps cannot amortise
+        an O(d) pass over the model (the norm recomputed after the threads, as
+        :func:`settle` amortises its fold)."""
+        threads = n_threads(getattr(self, "n_jobs", None))  # compositions may lack it
+        if (threads > 1 and n_steps >= threads * LANE_STEPS
                 and n_steps * SETTLE_RATIO >= rows.n_features):
             return threads
         return 1
@@ -248,7 +251,7 @@ class _HingeSGD(WeightsModel, _PairwiseSGD):
         w = self._open_weights()
         threads = self._threads(rows, rows.n_rows)
         if threads > 1:
-            sched = self._mixed_pass(rows, w, threads, askip)
+            sched = self._lanes_pass(rows, w, threads, askip)
         else:
             sched = Schedule(self.lam_, self.t0_, int(self.rskip), askip, t=self.t_,
                              rcount=self.rcount_, acount=self.acount_ if askip else 0,
@@ -256,36 +259,44 @@ class _HingeSGD(WeightsModel, _PairwiseSGD):
             for pos_rows, neg_rows in _pair_blocks(self.random_state_, self._pos,
                                                    self._neg, rows.n_rows, learner=self):
                 hinge_pairs(rows, w, pos_rows, neg_rows, self._rule(), sched)
-            settle(w, rows.n_rows)
             self.t_ = int(sched.t)
+        settle(w, rows.n_rows)
         self._store_weights(w)
         self.rcount_ = int(sched.rcount)
         if askip:
             self.acount_ = int(sched.acount)
 
-    def _mixed_pass(self, rows, w, threads, askip):
-        """A pass on ``threads`` threads: each takes ``ceil(n / threads)`` pairs with
-        the schedule of the global step count (lane steps ``t_l``, global ``t =
-        threads t_l``: ``eta = 1 / (lam (t + t0))``, a lane's shrink every ``rskip``
-        of its steps is that of ``threads * rskip`` steps, a snapshot every ``askip /
-        threads`` of its steps). Returns the lanes' schedule."""
-        mix = self._mix
-        if mix is None:
-            base, extra = divmod(self.t_, threads)
-            lane_askip = max(1, askip // threads) if askip else 0
-            scheds = [Schedule(threads * self.lam_, (self.t0_ + extra) / threads,
-                               int(self.rskip), lane_askip, t=base,
-                               rcount=min(self.rcount_, int(self.rskip)),
-                               acount=min(self.acount_, lane_askip) if askip else 0,
-                               avg_power=self._avg_power())
-                      for _ in range(threads)]
-            mix = self._mix = HingeMix(rows, w, scheds, self._rule(), MIX_ROUND)
-        else:
-            mix.set_weights(w)
+    def _lanes_pass(self, rows, w, threads, askip):
+        """A pass on ``threads`` threads sharing ``w`` (Hogwild, see ``n_jobs``): each
+        takes ``ceil(n / threads)`` pairs, counting its own steps ``t_l`` with the
+        step size of the global count ``t = threads t_l``, ``eta = 1 / (lam (t +
+        t0))``; the lead thread shrinks every ``rskip`` of its steps by the shrink of
+        ``threads * rskip`` steps and snapshots every ``askip / threads`` of its
+        steps. Returns the lead's schedule."""
+        base, extra = divmod(self.t_, threads)
+        lane_askip = max(1, askip // threads) if askip else 0
+        scheds = [Schedule(threads * self.lam_, (self.t0_ + extra) / threads,
+                           int(self.rskip), lane_askip, t=base,
+                           rcount=min(self.rcount_, int(self.rskip)),
+                           acount=min(self.acount_, lane_askip) if askip else 0,
+                           avg_power=self._avg_power())
+                  for _ in range(threads)]
+        rule = self._rule()
         per_lane = -(-rows.n_rows // threads)
-        _run_lanes(mix, self._pos, self._neg, self.random_state_, per_lane, self)
+        clock = self.t_ + self.t0_
+        # the shrinks of k steps from t multiply the scale by about (t + t0) / (t + t0
+        # + k) (SVMSGD2's guard keeps each >= 0.8): a block of at most 49 (t + t0)
+        # steps shrinks it by less than FOLD_MARGIN
+        block = _lane_blocks(threads, lambda done: int(49 * (clock + done)))
+        open_lanes(w)
+        for pos_rows, neg_rows in _pair_blocks(self.random_state_, self._pos, self._neg,
+                                               threads * per_lane, block, self):
+            refold(w, FOLD_MARGIN)
+            _in_lanes(lambda p, halt: hinge_lane(rows, w, pos_rows, neg_rows, p, threads,
+                                                 rule, scheds[p], halt), threads)
+        close_lanes(w)
         self.t_ += threads * per_lane
-        return mix.schedule
+        return scheds[0]
 
 
 _COMMON_PARAMS = """
@@ -329,23 +340,28 @@ _AVERAGING_PARAMS = """
 
 _N_JOBS_PARAMS = """
     n_jobs : int or None, default=None
-        Threads for a pass (None: 1; -1: every core). With ``n_jobs > 1`` each
-        thread takes its own pairs on a private copy of the model, and every
-        MIX_ROUND steps the threads' changes are summed into the model (Hogwild's
-        lock-free parallel SGD of Recht, Re, Wright & Niu, NIPS 2011, with the
-        staleness bounded by one round and the updates applied in a fixed order;
-        summing rather than averaging the copies keeps the sequential algorithm's
-        progress per pair). The model is then the same, bit for bit, for the same
-        ``n_jobs``, seed and data (dense or CSR), but not the model of another
-        ``n_jobs``; it matches it in quality after the same number of epochs.
-        Passes too short to amortise the threads' copies of the model (fewer than
-        ``2 n_jobs MIX_ROUND`` or ``n_features / 16`` steps) run on one thread.
-        ``n_jobs=1`` is the sequential algorithm.""".replace("MIX_ROUND", str(MIX_ROUND))
+        Threads for a pass (None: 1; -1: every core). With ``n_jobs > 1`` the
+        threads run their own pairs at once on the one shared model, without locks:
+        Hogwild, Recht, Re, Wright & Niu, "Hogwild!: A Lock-Free Approach to
+        Parallelizing Stochastic Gradient Descent" (NIPS 2011), whose analysis
+        covers sparse updates like these. The schedule is that of the global step
+        count; one thread applies the L2 shrinks and the average's snapshots for
+        all (the weight vector's shared scale has one writer). An update can be lost
+        when two threads write one coordinate at the same moment, so a model trained
+        on threads is not reproducible bit for bit, but its quality after the same
+        number of epochs is that of ``n_jobs=1`` (measured on the bundled and text
+        sets: within the differences between seeds). Per-thread models merged every
+        few steps (iterative parameter mixing) would be reproducible, but the merges
+        cost as much as the steps they save on two cores (measured on news20: an
+        epoch 1.0-1.3x faster, against about 1.6-1.9x lock-free). Passes too short
+        for threads (fewer than ``n_jobs * LANE_STEPS`` or ``n_features / 16``
+        steps) run on one thread; ``n_jobs=1`` is the sequential algorithm, bit for
+        bit.""".replace("LANE_STEPS", str(LANE_STEPS))
 
 _TAIL_PARAMS = EPOCH_PARAMS.format(tol="3e-3") + _N_JOBS_PARAMS + """
     random_state : int, numpy Generator or None, default=None
         Seed of the pair draws; the same seed gives the same model, bit for bit,
-        for dense and CSR input (and the same ``n_jobs``).
+        for dense and CSR input (with ``n_jobs=1``).
     verbose : int, default=0
         Print one progress line per epoch (steps, ``||w||``, objective, training
         AUC, time).
@@ -623,24 +639,30 @@ class AdaDSGD(ElasticNetModel, _PairwiseSGD):
 
     def _stage(self, rows, w, pos, neg, m, n_steps):
         """``n_steps`` prox steps on pairs from ``pos``/``neg`` (a stage of ``m`` rows);
-        on ``n_jobs`` threads each takes ``ceil(n_steps / n_jobs)`` steps."""
+        on ``n_jobs`` threads sharing ``w`` each takes ``ceil(n_steps / n_jobs)``."""
         l1, l2 = self._penalty()
         eta = self.eta_
         weight = 2.0 * pos.size * neg.size / (m * (m - 1.0))
+        shrink = 1.0 + eta * l2
         threads = self._threads(rows, n_steps)
         if threads > 1:
-            if self._mix is None:
-                self._mix = SquareMix(rows, w, threads, MIX_ROUND)
-            self._mix.set_weights(w)
-            self._mix.set_step(eta, weight, eta * l1, 1.0 + eta * l2)
             per_lane = -(-n_steps // threads)
-            _run_lanes(self._mix, pos, neg, self.random_state_, per_lane)
-            self.t_ += threads * per_lane
-            return
-        self._mix = None  # the base moves without the lanes: rebuild them if needed
-        for pos_rows, neg_rows in _pair_blocks(self.random_state_, pos, neg, n_steps):
-            square_prox_pairs(rows, w, pos_rows, neg_rows, eta, weight, eta * l1,
-                              1.0 + eta * l2)
+            # a block multiplies the prox's product P by shrink ** size: by less than
+            # FOLD_MARGIN
+            most = (math.log(FOLD_MARGIN) / math.log(shrink) if shrink > 1.0 else math.inf)
+            block = _lane_blocks(threads, lambda done: int(min(most, PAIR_BLOCK)))
+            open_lanes(w)
+            for pos_rows, neg_rows in _pair_blocks(self.random_state_, pos, neg,
+                                                   threads * per_lane, block):
+                refold(w, FOLD_MARGIN)
+                _in_lanes(lambda p, halt: square_lane(rows, w, pos_rows, neg_rows, p, threads,
+                                                      eta, weight, eta * l1, shrink, halt),
+                          threads)
+            close_lanes(w)
+            n_steps = threads * per_lane
+        else:
+            for pos_rows, neg_rows in _pair_blocks(self.random_state_, pos, neg, n_steps):
+                square_prox_pairs(rows, w, pos_rows, neg_rows, eta, weight, eta * l1, shrink)
         settle(w, n_steps)
         self.t_ += n_steps
 
