@@ -55,24 +55,29 @@ def _rss_mb():
         return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
 
 
-def _split(path, test_rows, fraction):
-    """Training rows (the first ``fraction`` of the non-test rows) and test rows, as
-    CSR views of the loaded arrays (no copy of the matrix)."""
+def _rows_view(X, start, stop):
+    """Rows ``start:stop`` of a CSR matrix as views of its arrays (scipy's own
+    slicing, and its constructor given views of much larger arrays, copy them)."""
     import scipy.sparse as sp
 
+    view = sp.csr_matrix((stop - start, X.shape[1]))
+    lo, hi = X.indptr[start], X.indptr[stop]
+    view.data, view.indices = X.data[lo:hi], X.indices[lo:hi]
+    view.indptr = X.indptr[start:stop + 1] - lo if start else X.indptr[:stop + 1]
+    return view
+
+
+def _split(path, test_rows, fraction):
+    """Training rows (the first ``fraction`` of the non-test rows) and test rows, as
+    views of the loaded arrays (no copy of the matrix)."""
     from synth_rcv1 import load
 
     X, y = load(path + ".npz")
     n_all = X.shape[0] - test_rows
     n = int(round(fraction * n_all))
-    ptr = X.indptr
-    train = sp.csr_matrix((X.data[:ptr[n]], X.indices[:ptr[n]], ptr[:n + 1]),
-                          shape=(n, X.shape[1]))
-    start = ptr[n_all]
-    test = sp.csr_matrix((X.data[start:], X.indices[start:], ptr[n_all:] - start),
-                         shape=(test_rows, X.shape[1]))
     csr_bytes = X.data.nbytes + X.indices.nbytes + X.indptr.nbytes
-    return train, y[:n], test, y[n_all:], csr_bytes
+    return (_rows_view(X, 0, n), y[:n], _rows_view(X, n_all, X.shape[0]), y[n_all:],
+            csr_bytes)
 
 
 def _child_load(args):
