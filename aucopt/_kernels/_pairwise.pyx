@@ -363,12 +363,13 @@ def square_lane(RowSource X, ElasticNetWeights w, const int64_t[::1] pos_rows,
 
 def open_lanes(w):
     """Prepare ``Weights`` / ``ElasticNetWeights`` for lanes: a journal (if any)
-    copies the state once now (lanes write without journaling), and folds are
-    held for :func:`refold`."""
+    copies the state once now (lanes write without journaling), folds are held for
+    :func:`refold`, and ``||v||^2`` is left alone until :func:`close_lanes`."""
     if isinstance(w, Weights):
         if (<Weights>w).journal is not None:
             (<Weights>w).journal.save_all()
         (<Weights>w).hold_folds = True
+        (<Weights>w).shared = True
     else:
         if (<ElasticNetWeights>w).journal is not None:
             (<ElasticNetWeights>w).journal.save_all()
@@ -396,6 +397,7 @@ def close_lanes(w):
     ``||v||^2`` recomputed (the lanes do not keep it)."""
     if isinstance(w, Weights):
         (<Weights>w).hold_folds = False
+        (<Weights>w).shared = False
         if (<Weights>w).fold_due:
             (<Weights>w).fold()
         (<Weights>w).dense_end()

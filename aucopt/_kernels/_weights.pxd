@@ -21,6 +21,7 @@ cdef class Weights:
     cdef double fold_high
     cdef public bint hold_folds
     cdef readonly bint fold_due
+    cdef public bint shared
     cdef readonly Journal journal
     cdef double saved[4]
     cdef object _state

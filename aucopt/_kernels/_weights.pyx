@@ -162,7 +162,8 @@ cdef class Weights:
 
     cdef int add(self, double c, const double* vals, const int32_t* ind,
                  Py_ssize_t nnz) except -1 nogil:
-        """``w <- w + c x`` (``||w||^2`` follows)."""
+        """``w <- w + c x`` (``||w||^2`` follows unless ``shared``: threads writing
+        one weight vector at once leave the norm, and its cache line, alone)."""
         cdef Py_ssize_t k, pos
         cdef double cv = c / self.scale
         cdef double cu = self.avg_c * cv
@@ -186,7 +187,8 @@ cdef class Weights:
                 new = old + cv * vals[k]
                 v[pos] = new
                 dv += (new - old) * (new + old)
-        self.vsq += dv
+        if not self.shared:
+            self.vsq += dv
         return 0
 
     cdef int add_pair(self, double c,
