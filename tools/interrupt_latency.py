@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """How fast Ctrl-C stops a long fit, and whether the model is left as it was.
 
-    python tools/interrupt_latency.py [NAME ...] [--after 0.5] [--repeat 3]
+    python tools/interrupt_latency.py [NAME ...] [--after 0.5] [--repeat 3] [--n-jobs N]
 
 For each learner (default: every registered one) a model is first fitted on small
 data, then a long training call on generated data (dense or CSR, sized so that it
@@ -10,7 +10,9 @@ sends SIGINT to the process. Reported per learner: the latency from the signal t
 the ``KeyboardInterrupt`` reaching the caller (worst of ``--repeat``), and whether
 every fitted attribute (arrays bit for bit, scalars, the random stream) is as it was
 before the interrupted call. The kernels poll for signals every few milliseconds of
-work (aucopt/_kernels/_interrupt.pxd); the target is 0.2 s.
+work (aucopt/_kernels/_interrupt.pxd); the target is 0.2 s. With ``--n-jobs`` the
+learners that have ``n_jobs`` train on that many threads (the signal reaches the
+main thread's kernel, which halts the others).
 """
 import argparse
 import os
@@ -59,8 +61,9 @@ def _learner(name, extra):
     return aucopt.get(name, **params)
 
 
-def measure(name, after, repeat):
+def measure(name, after, repeat, n_jobs=None):
     n, d, dense, extra = LONG_CALLS.get(name, DEFAULT_CALL)
+    extra = dict(extra, n_jobs=n_jobs)
     X, y = _data(n, d, dense)
     worst, intact = 0.0, True
     for r in range(repeat):
@@ -99,12 +102,13 @@ def main(argv=None):
     ap.add_argument("names", nargs="*")
     ap.add_argument("--after", type=float, default=0.5)
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--n-jobs", type=int, default=None, help="threads for learners with n_jobs")
     args = ap.parse_args(argv)
     names = args.names or sorted(aucopt.available())
     print("| learner | worst latency [s] | model unchanged |")
     print("|---|---|---|")
     for name in names:
-        latency, intact, finished = measure(name, args.after, args.repeat)
+        latency, intact, finished = measure(name, args.after, args.repeat, args.n_jobs)
         if latency is None:
             print(f"| {name} | finished in {finished:.2f} s before the signal | - |")
         else:
