@@ -109,8 +109,9 @@ def _verdict(ok, text):
     return ("PASS " if ok else "FAIL ") + text
 
 
-def _finalize(outputs):
-    """Columns of every contestant (see the module docstring)."""
+def _finalize(outputs, threaded=True):
+    """Columns of every contestant (see the module docstring); ``threaded``: whether
+    an epoch of the set is long enough for PSAM to use two threads."""
     floors = {n: min(r["seconds"] for r in outputs[n]) for n in FLOORS}
     traced = {n: o for n, o in outputs.items() if n not in FLOORS and n not in JOBS}
     med = {n: float(np.median([r["trace"][-1][2] for r in outs]))
@@ -150,7 +151,7 @@ def _finalize(outputs):
             ok, f"issue 11: AUC {med[DEFAULTS]:.4f} vs LinearSVC() {med[SVC_DEFAULT]:.4f} "
                 f"- {MARGIN}, time {_best_time(outputs[DEFAULTS]):.4g} s vs "
                 f"{_best_time(outputs[SVC_DEFAULT]):.4g} s")
-    _epoch_columns(outputs, floors, cols)
+    _epoch_columns(outputs, floors, cols, threaded)
     return cols
 
 
@@ -159,7 +160,7 @@ def _best_time(outs):
     return min(r["trace"][-1][1] for r in outs)
 
 
-def _epoch_columns(outputs, floors, cols):
+def _epoch_columns(outputs, floors, cols, threaded):
     """Epoch costs of the timed passes and the n_jobs speed-up."""
     epochs = {}
     for name in JOBS:
@@ -182,7 +183,9 @@ def _epoch_columns(outputs, floors, cols):
         ratio = epochs[JOBS[0]][0] / floors["random pair dots"]
         cols[JOBS[0]]["verdict"] = _verdict(ratio <= 1.3, f"issue 13: epoch {ratio:.2f}x the "
                                             "random pair dots (<= 1.3)")
-    if len(epochs) == 2:
+    if len(epochs) == 2 and not threaded:
+        cols[JOBS[1]]["verdict"] = "n/a: an epoch of this set is too short for threads"
+    elif len(epochs) == 2:
         (one, auc1), (two, auc2) = epochs[JOBS[0]], epochs[JOBS[1]]
         cols[JOBS[1]]["n_jobs speed-up"] = f"{one / two:.2f}"
         cols[JOBS[1]]["verdict"] = _verdict(
@@ -206,6 +209,7 @@ def _vw(ctx, X, y, X_te, y_te):
 def _setup(task, dense=False):
     def setup(ctx):
         import aucopt
+        from aucopt.validation import row_source
         from sklearn.linear_model import LogisticRegression, SGDClassifier
         from sklearn.svm import LinearSVC
 
@@ -246,13 +250,15 @@ def _setup(task, dense=False):
             lambda: LogisticRegression(class_weight="balanced"), X, y, X_te, y_te)
         for name, floor in zip(FLOORS, (lambda: xw_floor(X), lambda: pair_dot_floor(X, y))):
             contestants[name] = lambda floor=floor: _floor(floor())
+        threaded = aucopt.get("psam", n_jobs=2)._threads(row_source(X), X.shape[0]) > 1
         nnz = X.nnz if not dense else X.size
         return dict(
             contestants=contestants,
             peer=SVC_DEFAULT,
-            finalize=_finalize,
+            finalize=lambda outputs: _finalize(outputs, threaded),
             params={"task": task, "train": f"{X.shape[0]} x {X.shape[1]}", "nnz": nnz,
                     "test rows": X_te.shape[0], "trace": TRACE, "threads epochs": EPOCHS,
+                    "two threads": "yes" if threaded else "no (epoch too short)",
                     "input": "dense, standardised" if dense else "CSR, file order"},
         )
 
