@@ -167,9 +167,11 @@ def _report(loads, fits, fractions):
         growth = full["seconds"] / quarter["seconds"]
         scale = fractions[-1] / fractions[0]
         if len(fractions) > 1:
+            floor = (f"; its random pair dots grow {full['floor'] / quarter['floor']:.2f}x"
+                     if "floor" in full else "")
             verdicts.append(_verdict(abs(growth / scale - 1.0) <= 0.2,
                                      f"{name}: fit time n/{scale:g} -> n grows {growth:.2f}x "
-                                     f"(within 20% of {scale:g}x)"))
+                                     f"(within 20% of {scale:g}x){floor}"))
         if "floor" in full:
             epoch = float(np.mean(full["passes"]))
             verdicts.append(_verdict(epoch <= 1.3 * full["floor"],
