@@ -147,7 +147,7 @@ class ModelReader:
         src = self.path if hasattr(self.path, "read") else os.fspath(self.path)
         try:
             self._zip = zipfile.ZipFile(src)
-        except zipfile.BadZipFile:
+        except (zipfile.BadZipFile, NotImplementedError, EOFError):
             raise ValueError(f"{self._label()} is not an aucopt model file (not a zip/npz "
                              "archive, or truncated)") from None
         try:
@@ -213,7 +213,8 @@ class ModelReader:
             raise MalformedModel(f"array {name!r} is missing")
         try:
             return self._read_member(info, name, dtype, shape, max_bytes)
-        except (zipfile.BadZipFile, EOFError, OSError, zlib_error) as exc:
+        except (zipfile.BadZipFile, EOFError, OSError, zlib_error, NotImplementedError) as exc:
+            # NotImplementedError: a member stored with a compression zipfile lacks
             raise MalformedModel(f"array {name!r} cannot be read ({exc})") from None
 
     def _read_member(self, info, name, dtype, shape, max_bytes):

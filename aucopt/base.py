@@ -393,8 +393,15 @@ class BaseLearner(Estimator):
         """
         self._check_fitted()
         X = check_X(X, n_features=self.n_features_in_, estimator=type(self).__name__)
-        return self._raw_scores(self._input_rows(X, fit_map=False, norms=False)) \
+        scores = self._raw_scores(self._input_rows(X, fit_map=False, norms=False)) \
             + self.intercept_
+        if not np.isfinite(scores).all():
+            norm = self._weight_norm()
+            raise FloatingPointError(
+                f"{type(self).__name__} gives non-finite scores on these rows: the weights"
+                + ("" if norm is None else f" (||w|| = {norm:.3g})") + " times the features "
+                "overflow; scale the features as the training data were scaled")
+        return scores
 
     def predict(self, X):
         """Class labels: ``classes_[1]`` where ``decision_function(X) > 0``."""
@@ -437,7 +444,18 @@ class BaseLearner(Estimator):
         return {"d": self._model_features()}
 
     def _check_state(self):
-        """Relations between loaded state values that field checks cannot see."""
+        """Relations between loaded state values that field checks cannot see.
+
+        Here: each resolved data-derived parameter (``eta_``, ``lam_``, ...) must
+        pass the checks of the parameter itself (a file cannot smuggle in a value
+        the constructor would refuse, such as ``lam_ = 0``)."""
+        for name in self._auto_params:
+            explicit = getattr(self, name)
+            setattr(self, name, getattr(self, name + "_"))
+            try:
+                self._check_params()
+            finally:
+                setattr(self, name, explicit)
 
     def _clear_fitted(self):
         super()._clear_fitted()

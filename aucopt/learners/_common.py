@@ -160,7 +160,7 @@ class WeightsModel(_CoefFromState):
         return self._weights().scores(rows, self._averaged)
 
     def _weight_norm(self):
-        return math.sqrt(max(self.weights_scale_ ** 2 * self.weights_vsq_, 0.0))
+        return abs(self.weights_scale_) * math.sqrt(self.weights_vsq_)  # no overflow of scale**2
 
     def _check_state(self):
         super()._check_state()
