@@ -33,6 +33,7 @@ set ``coef_``): the default scoring is ``X @ coef_``.
 import contextlib
 import math
 import time
+import warnings
 from typing import Protocol, runtime_checkable
 
 import numpy as np
@@ -43,7 +44,7 @@ from aucopt._kernels._journal import Journal
 from aucopt._kernels._weights import dense_scores
 from aucopt._state import Array, Labels, Scalar, state_spec
 from aucopt._version import __version__
-from aucopt.exceptions import not_fitted_error
+from aucopt.exceptions import ConstantModelWarning, not_fitted_error
 from aucopt.metrics import optroc_accuracy, roc_auc
 from aucopt.validation import check_X, check_y, order_stream, row_scale, row_source
 
@@ -300,6 +301,13 @@ class BaseLearner(Estimator):
             if "intercept_" not in self.__dict__:
                 self.intercept_ = 0.0
             return
+        if scores.size and np.all(scores == scores[0]):
+            warnings.warn(
+                f"{type(self).__name__} scores every training row the same ({scores[0]:.3g}): "
+                "the model ranks nothing (AUC 0.5). Its step size is too small or its "
+                "regularisation too strong for the scale of these features; scale them "
+                "(aucopt.datasets.Scaler) or change the step / regularisation parameters.",
+                ConstantModelWarning, stacklevel=4)
         _, threshold = optroc_accuracy(y, scores, return_threshold=True)
         self.intercept_ = -float(threshold)
 

@@ -113,6 +113,7 @@ class _Mapped:
 
     def _input_rows(self, X, fit_map, norms=True, y=None, stream=False):
         if fit_map:
+            row_source(X).check_finite_norms()  # before any distance or bandwidth
             fmap = self._fit_map(X, y, stream)
             for key, value in fmap.__dict__.items():
                 if key.endswith("_") and key != "n_features_in_":
