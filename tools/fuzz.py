@@ -74,6 +74,7 @@ import sys  # noqa: E402
 import tempfile  # noqa: E402
 import time  # noqa: E402
 import traceback  # noqa: E402
+import warnings  # noqa: E402
 from typing import Callable, NamedTuple  # noqa: E402
 
 import numpy as np  # noqa: E402
@@ -249,9 +250,9 @@ def _edit_array(rnd, a):
                 flat[i] = rnd.choice([np.nan, np.inf, -np.inf, 1e300, -1e300, 5e-324, 0.0])
             elif b.dtype.kind in "iu":
                 info = np.iinfo(b.dtype)
-                flat[i] = rnd.choice([info.min, info.max, -1, 0, 1, flat.size, flat.size + 1,
-                                      2 ** 31 - 1]) if b.dtype.kind == "i" else \
-                    rnd.choice([0, 1, info.max, flat.size])
+                odd = rnd.choice([info.min, info.max, -1, 0, 1, flat.size, flat.size + 1,
+                                  2 ** 31 - 1])
+                flat[i] = min(max(odd, info.min), info.max)
             elif b.dtype.kind == "b":
                 flat[i] = not flat[i]
     return b
@@ -268,7 +269,9 @@ def _edit_model(rnd, meta, arrays):
         return f"set {section} {key}"
     if op == 2 and arrays:
         key = rnd.choice(sorted(arrays))
-        arrays[key] = _edit_array(rnd, arrays[key])
+        with warnings.catch_warnings():  # casts of NaN or huge values are the point
+            warnings.simplefilter("ignore", RuntimeWarning)
+            arrays[key] = _edit_array(rnd, arrays[key])
         return f"edit array {key}"
     if op == 3 and where is not None:  # drop or add a key
         if where and rnd.random() < 0.5:
