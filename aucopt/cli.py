@@ -82,7 +82,13 @@ def _read(path, n_features=None, positive=None):
     except FileNotFoundError:
         raise _UsageError(f"aucopt: error: {path}: no such file") from None
     except (ValueError, OSError, EOFError) as exc:
-        raise _UsageError(f"aucopt: error: {path}: {_first_line(exc)}") from None
+        raise _UsageError(f"aucopt: error: {_about(path, exc)}") from None
+
+
+def _about(path, exc):
+    """``path: message`` (the path once, whether or not the message names it)."""
+    message = _first_line(exc)
+    return message if str(path) in message else f"{path}: {message}"
 
 
 def _first_line(exc):
@@ -192,7 +198,7 @@ def _cmd_eval(args, out):
     except FileNotFoundError:
         raise _UsageError(f"aucopt: error: {args.model}: no such file") from None
     except (ValueError, OSError) as exc:
-        raise _UsageError(f"aucopt: error: {args.model}: {_first_line(exc)} (write models "
+        raise _UsageError(f"aucopt: error: {_about(args.model, exc)} (write models "
                           "with `aucopt train ... --save`)") from None
     X, y = _read(args.data, model.n_features_in_, args.positive)
     scores = model.decision_function(X)

@@ -274,3 +274,14 @@ def test_a_member_with_an_unknown_compression_is_malformed(tmp_path):
     path.write_bytes(bytes(data))
     with pytest.raises(ValueError, match="malformed model file|not an aucopt model"):
         aucopt.load(path)
+
+
+def test_a_huge_but_finite_parameter_loads_and_trains(tmp_path):
+    """adaDSGD with growth = 1e308 (legal: > 1): the next stage is all rows, no overflow."""
+    path, members, meta = _saved("adadsgd", tmp_path)
+    meta["params"]["growth"] = 1e308
+    _write(path, members, meta)
+    model = aucopt.load(path)
+    X, y = _data(d=model.n_features_in_)
+    model.partial_fit(X, np.where(y == "pos", model.classes_[1], model.classes_[0]))
+    assert np.isfinite(model.decision_function(X)).all()

@@ -329,6 +329,11 @@ class PSAM(ASAM):
     _rule = HingeProx
 
 
+def _next_stage(m, growth, n):
+    """The next stage's size ``min(n, ceil(growth m))``, safe for any finite growth."""
+    return int(min(n, math.ceil(min(growth * m, n))))
+
+
 class AdaDSGD(ElasticNetModel, _PairwiseSGD):
     __doc__ = """adaDSGD / adaPSGD: adaptive sample size pairwise SGD with an elastic-net prox.
 
@@ -497,11 +502,11 @@ class AdaDSGD(ElasticNetModel, _PairwiseSGD):
         for _ in range(n_stages):
             prefix = perm[:m]
             while not ((y[prefix] > 0).any() and (y[prefix] < 0).any()):
-                m = min(n, int(math.ceil(growth * m)))  # the prefix lacks a class
+                m = _next_stage(m, growth, n)  # the prefix lacks a class
                 prefix = perm[:m]
             pos = prefix[y[prefix] > 0]
             neg = prefix[y[prefix] < 0]
             n_steps = m if self.inner == "alg1" else int(math.ceil(m ** (4.0 / 3.0)))
             self._stage(rows, w, pos, neg, m, n_steps)
-            m = min(n, int(math.ceil(growth * m)))
+            m = _next_stage(m, growth, n)
         self._store_weights(w)
