@@ -15,6 +15,7 @@ import json
 import numbers
 import os
 import zipfile
+from tokenize import TokenError
 from zlib import error as zlib_error
 
 import numpy as np
@@ -227,7 +228,8 @@ class ModelReader:
                     hshape, fortran, hdtype = np.lib.format.read_array_header_2_0(fh)
                 else:
                     raise ValueError(f"unsupported .npy version {version}")
-            except (ValueError, SyntaxError, TypeError, EOFError) as exc:
+            except (ValueError, SyntaxError, TypeError, EOFError, TokenError,
+                    RecursionError) as exc:  # numpy tokenizes the header's dict literal
                 raise MalformedModel(f"array {name!r}: bad .npy header ({exc})") from None
             if hdtype.hasobject or hdtype.kind not in "biufU" or hdtype.byteorder == ">":
                 raise MalformedModel(f"array {name!r} has dtype {hdtype} (object or "

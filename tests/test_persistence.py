@@ -285,3 +285,19 @@ def test_a_huge_but_finite_parameter_loads_and_trains(tmp_path):
     X, y = _data(d=model.n_features_in_)
     model.partial_fit(X, np.where(y == "pos", model.classes_[1], model.classes_[0]))
     assert np.isfinite(model.decision_function(X)).all()
+
+
+def test_an_npy_header_that_does_not_tokenize_is_malformed(tmp_path):
+    """numpy parses the header dict with ``tokenize``: an unclosed bracket raises
+    ``tokenize.TokenError``, which must surface as a malformed file too."""
+    path, _, _ = _saved("sam", tmp_path)
+    rebuilt = tmp_path / "bad_header.npz"
+    header = b"{'descr': '<f8', 'fortran_order': False, 'shape': (8, 1), \n"
+    with zipfile.ZipFile(path) as src, zipfile.ZipFile(rebuilt, "w") as dst:
+        for n in src.namelist():
+            data = src.read(n)
+            if n == "weights_.npy":
+                data = b"\x93NUMPY\x01\x00" + len(header).to_bytes(2, "little") + header
+            dst.writestr(n, data)
+    with pytest.raises(ValueError, match="malformed model file: array 'weights_'"):
+        aucopt.load(rebuilt)
