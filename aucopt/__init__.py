@@ -19,6 +19,7 @@ _LAZY = {
     "available": ("aucopt.registry", "available"),
     "register": ("aucopt.registry", "register"),
     "load": ("aucopt.persistence", "load"),
+    "merge": ("aucopt.base", "merge"),
     "PluginLoadError": ("aucopt.exceptions", "PluginLoadError"),
     "NotFittedError": ("aucopt.exceptions", "NotFittedError"),
 }

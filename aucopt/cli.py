@@ -107,9 +107,10 @@ def _train_test(args):
 
 
 def _learner_info(cls):
-    """(family, online, input limits) of a learner class, for ``aucopt list``."""
+    """(family, online, merge, input limits) of a learner class, for ``aucopt list``."""
     online = "online" if hasattr(cls, "partial_fit") else "batch"
-    return getattr(cls, "_family", ""), online, getattr(cls, "_limits", "")
+    return (getattr(cls, "_family", ""), online, getattr(cls, "_merge", None) or "-",
+            getattr(cls, "_limits", ""))
 
 
 def _cmd_list(args, out):
@@ -117,11 +118,11 @@ def _cmd_list(args, out):
     from aucopt.registry import BUILTIN, get_class
 
     names = aucopt.available()
-    rows = [("name", "family", "mode", "input", "origin")]
+    rows = [("name", "family", "mode", "merge", "input", "origin")]
     for name, origin in names.items():
-        info = _learner_info(get_class(name)) if origin == BUILTIN else ("", "", "")
+        info = _learner_info(get_class(name)) if origin == BUILTIN else ("", "", "", "")
         rows.append((name, *info, origin))
-    widths = [max(len(r[k]) for r in rows) for k in range(5)]
+    widths = [max(len(r[k]) for r in rows) for k in range(6)]
     for r in rows:
         print("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip(), file=out)
 
@@ -256,7 +257,8 @@ def _build_parser():
     sub = parser.add_subparsers(dest="command", parser_class=_Parser)
     sub.required = True
 
-    sub.add_parser("list", help="list the learners: family, online or batch, input limits")
+    sub.add_parser("list", help="list the learners: family, online or batch, how models "
+                                "merge (exact, average or -), input limits")
 
     train = sub.add_parser("train", help="train a learner on an svmlight file")
     _data_options(train)

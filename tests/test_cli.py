@@ -130,13 +130,13 @@ def test_diverged_fit_exits_2_with_one_line(svm_files, capsys, monkeypatch):
     assert code == 2 and "diverged" in err and err.count("\n") == 1
 
 
-def test_list_shows_family_mode_and_input_limits():
+def test_list_shows_family_mode_merge_and_input_limits():
     code, out = _run(["list"])
     assert code == 0
     header, *rows = out.splitlines()
-    assert header.split() == ["name", "family", "mode", "input", "origin"]
+    assert header.split() == ["name", "family", "mode", "merge", "input", "origin"]
     psam = next(r for r in rows if r.startswith("psam "))
-    assert "online" in psam and "built-in" in psam
+    assert "online" in psam and "average" in psam and "built-in" in psam
 
 
 def test_every_builtin_declares_family_and_input_limits():
