@@ -507,8 +507,9 @@ class BaseLearner(Estimator):
     # (a weighted average of the parameters: an approximation) or None (no merge).
     _merge = None
     # Merge rules of state values (``_merge_values``): name -> "sum" (statistics
-    # and counters), "mean" (weighted average), "max" or "last" (the value of the
-    # last model); state not listed keeps this model's value. Merged along the MRO.
+    # and counters), "mean" (weighted average; rounded for a counter), "max" or
+    # "last" (the value of the last model); state not listed keeps this model's
+    # value. Merged along the MRO.
     _merge_rules = {"intercept_": "mean", "n_passes_": "max", "row_scale_": "mean"}
 
     def merge(self, *others, weights=None, base=None):
@@ -752,6 +753,8 @@ def _combine(rule, values, weights, start):
         total = weights[0] * values[0]
         for w, value in zip(weights[1:], values[1:]):
             total = total + w * value
+        if isinstance(values[0], numbers.Integral):  # a counter stays a whole number
+            return int(round(total))
         return float(total) if isinstance(values[0], numbers.Real) else total
     if rule == "max":
         return max(values)

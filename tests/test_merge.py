@@ -227,22 +227,33 @@ def test_averaging_merge_is_the_weighted_mean(name, weights, data):
     else:
         p = np.array(weights) / sum(weights)
     scale = np.abs(a.coef_).max() + np.abs(b.coef_).max()
-    np.testing.assert_allclose(merged.coef_, p[0] * a.coef_ + p[1] * b.coef_, rtol=1e-12,
-                               atol=1e-12 * scale)
     if getattr(get_class(name), "_averaged", False):
+        # the iterate is averaged, the running averages pooled over all snapshots
         np.testing.assert_allclose(_iterate(merged), p[0] * _iterate(a) + p[1] * _iterate(b),
                                    rtol=1e-12, atol=1e-12 * scale)
-        assert merged.weights_avg_q_ == a.weights_avg_q_ + b.weights_avg_q_
+        qa, qb = a.weights_avg_q_, b.weights_avg_q_
+        assert merged.weights_avg_q_ == qa + qb
+        np.testing.assert_allclose(merged.coef_, (qa * a.coef_ + qb * b.coef_) / (qa + qb),
+                                   rtol=1e-12, atol=1e-12 * scale)
+    else:
+        np.testing.assert_allclose(merged.coef_, p[0] * a.coef_ + p[1] * b.coef_,
+                                   rtol=1e-12, atol=1e-12 * scale)
+    rules = get_class(name)._merge_spec()
     for key in ("t_", "n_updates_", "n_pos_"):
         if key in a.__dict__:
-            assert getattr(merged, key) == getattr(a, key) + getattr(b, key), key
+            both = np.array([getattr(a, key), getattr(b, key)])
+            expected = both.sum() if rules[key] == "sum" else round(float(p @ both))
+            assert getattr(merged, key) == expected, key
     for key in ("class_count_", "class_sum_"):
         if key in a.__dict__:
             np.testing.assert_allclose(getattr(merged, key), getattr(a, key) + getattr(b, key))
-    for key in ("covariance_", "a_last_", "alpha_"):
+    for key in ("covariance_", "a_last_"):
         if key in a.__dict__:
             np.testing.assert_allclose(getattr(merged, key),
                                        p[0] * getattr(a, key) + p[1] * getattr(b, key))
+    if name == "solam":  # pooled like the averaged w
+        qa, qb = a.weights_avg_q_, b.weights_avg_q_
+        assert merged.alpha_ == pytest.approx((qa * a.alpha_ + qb * b.alpha_) / (qa + qb))
     if name == "cbr_diag":
         np.testing.assert_allclose(merged.variance_, p[0] * a.variance_ + p[1] * b.variance_)
     assert merged.intercept_ == pytest.approx(p[0] * a.intercept_ + p[1] * b.intercept_)
@@ -278,14 +289,20 @@ def test_iterative_parameter_mixing_counts_the_base_once(data):
     parts = [copy.deepcopy(base).partial_fit(Xp, yp)
              for Xp, yp in [(X[:CUT], y[:CUT]), (X[CUT:], y[CUT:])]]
     merged = aucopt.merge(parts, base=base)
-    steps = [m.t_ - base.t_ for m in parts]
-    assert steps == [CUT, X.shape[0] - CUT]
-    assert merged.t_ == base.t_ + sum(steps)
-    p = np.array(steps) / sum(steps)
-    np.testing.assert_allclose(merged.coef_, p[0] * parts[0].coef_ + p[1] * parts[1].coef_,
+    steps = np.array([m.t_ - base.t_ for m in parts])
+    assert steps.tolist() == [CUT, X.shape[0] - CUT]
+    p = steps / steps.sum()
+    assert merged.t_ == base.t_ + round(float(p @ steps))  # the parts' schedules
+    np.testing.assert_allclose(_iterate(merged),
+                               p[0] * _iterate(parts[0]) + p[1] * _iterate(parts[1]),
                                rtol=1e-12, atol=1e-14)
-    added = sum(m.weights_avg_q_ - base.weights_avg_q_ for m in parts)
-    assert merged.weights_avg_q_ == pytest.approx(base.weights_avg_q_ + added, rel=1e-14)
+    # pooled average: the base's snapshots once, then every part's own
+    q = [m.weights_avg_q_ for m in (base, *parts)]
+    total = q[0] * base.coef_ + sum(qk * m.coef_ - q[0] * base.coef_
+                                    for qk, m in zip(q[1:], parts))
+    assert merged.weights_avg_q_ == pytest.approx(q[1] + q[2] - q[0], rel=1e-14)
+    np.testing.assert_allclose(merged.coef_, total / (q[1] + q[2] - q[0]), rtol=1e-10,
+                               atol=1e-13)
     with pytest.raises(ValueError, match="fewer rows than base"):
         aucopt.merge([base, parts[0]], base=parts[1])
 

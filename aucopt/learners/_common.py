@@ -99,9 +99,9 @@ def settle(w, n_steps):
 
 
 # Merge rules of the weight vector's parts (names of WeightsModel._merge_values): the
-# iterate, the running average and its total snapshot weight, averaged by the models'
-# weights (the snapshot weights add up).
-AVERAGED_WEIGHTS = {"w": "mean", "w_avg": "mean", "w_avg_q": "sum"}
+# iterate is averaged by the models' weights; the running average is pooled: the sums
+# of the snapshots and their weights add (the average of all the parts' snapshots).
+AVERAGED_WEIGHTS = {"w": "mean", "w_sum": "sum", "w_q": "sum"}
 
 
 def merge_doc(kind, what):
@@ -183,8 +183,8 @@ class WeightsModel(_CoefFromState):
         if self.weights_scale_ == 0.0:
             raise ValueError("weights_scale_ is 0")
 
-    # merge: "w" the iterate, "w_avg" / "w_avg_q" the running average and its total
-    # snapshot weight, "w_col<k>" a rule's state column k
+    # merge: "w" the iterate, "w_sum" / "w_q" the running average's sum of snapshots
+    # and their total weight (average = w_sum / w_q), "w_col<k>" a rule's state column k
 
     def _merge_values(self):
         values = super()._merge_values()
@@ -193,31 +193,33 @@ class WeightsModel(_CoefFromState):
         first = 2 if self._averaged else 1
         parts = {"w": w.coef}
         if self._averaged:
-            parts.update(w_avg=w.average, w_avg_q=lambda: self.weights_avg_q_)
+            parts.update(w_sum=lambda: self.weights_avg_q_ * w.average(),
+                         w_q=lambda: self.weights_avg_q_)
         for k in range(first, self.weights_.shape[1]):
             parts[f"w_col{k}"] = lambda k=k: self.weights_[:, k].copy()
         values.update({name: get() for name, get in parts.items() if name in rules})
         return values
 
     def _merge_store(self, values):
-        parts = {k: values.pop(k) for k in list(values) if not k.endswith("_")}
+        parts = {k: values.pop(k) for k in list(values) if k in ("w", "w_sum", "w_q")
+                 or k.startswith("w_col")}
         super()._merge_store(values)
         if parts:
-            self._set_weights(parts.pop("w", None), parts.pop("w_avg", None),
-                              parts.pop("w_avg_q", 0.0),
+            self._set_weights(parts.pop("w", None), parts.pop("w_sum", None),
+                              parts.pop("w_q", 0.0),
                               {int(k[len("w_col"):]): v for k, v in parts.items()})
 
-    def _set_weights(self, w=None, average=None, q=0.0, columns=None):
-        """A new weight state holding ``w`` (None: the current iterate), the running
-        average ``average`` of total snapshot weight ``q``, and state columns
-        ``{k: column}`` (the others are kept); scale 1."""
+    def _set_weights(self, w=None, total=None, q=0.0, columns=None):
+        """A new weight state holding ``w`` (None: the current iterate), a running
+        average of sum ``total`` over snapshots of total weight ``q``, and state
+        columns ``{k: column}`` (the others are kept); scale 1."""
         old = self.weights_
         state = np.array(old, dtype=np.float64, order="C")
         if w is None:
             w = self._weights().coef()
         state[:, 0] = w
         if self._averaged:
-            state[:, 1] = -q * average if q > 0 else 0.0  # average = -u / q at avg_c = 0
+            state[:, 1] = -total if q > 0 else 0.0  # the sum avg_c v - u at avg_c = 0
             self.weights_avg_c_ = 0.0
             self.weights_avg_q_ = float(q)
         for k, column in (columns or {}).items():

@@ -48,15 +48,19 @@ __all__ = ["SOLAM", "SPAM", "SPDAM", "FSAUC"]
 _AVERAGED = """
         The averaged ``w``."""
 
-_SOLAM_MERGE = merge_doc("average", """averages the current and the averaged
-    ``w``, ``a``, ``b``, ``alpha`` with the models' weights (by default the rows each
-    trained on); the counts and the averages' step-size sums add, ``kappa_`` is the
-    largest; with ``base`` it is a round of iterative parameter mixing.""")
+_SOLAM_MERGE = merge_doc("average", """averages the current ``w``, ``a``, ``b``,
+    ``alpha`` with the models' weights (by default the rows each trained on) and
+    pools the averaged ones: the merged averages are those of all the parts'
+    iterates (their step-size sums add). The step and positive counters, which set
+    the step size and the positive rate, are weighted means (the schedule continues
+    where the parts' schedules stand), ``kappa_`` is the largest; with ``base`` it
+    is a round of iterative parameter mixing.""")
 
-_SPAM_MERGE = merge_doc("average", """averages ``w`` with the models' weights
-    (by default the rows each trained on) and adds the class statistics (exactly:
-    the merged means and positive rate are those of all the rows); ``a_``, ``b_``
-    follow from the merged ``w`` and means.""")
+_SPAM_MERGE = merge_doc("average", """averages ``w`` and the step counter (the
+    schedule continues where the parts' stand) with the models' weights (by default
+    the rows each trained on) and adds the class statistics (exactly: the merged
+    means and positive rate are those of all the rows); ``a_``, ``b_`` follow from
+    the merged ``w`` and means.""")
 
 _SPDAM_MERGE = merge_doc("average", """averages ``coef_`` with the models'
     weights (equal by default: a model does not record its number of rows;
@@ -145,9 +149,10 @@ class SOLAM(_Streaming):
         "kappa_": Scalar(float, low=0.0),
     }
     _merge = "average"
-    _merge_rules = {**AVERAGED_WEIGHTS, "n_pos_": "sum", "kappa_": "max",
-                    **{k: "mean" for k in ("a_", "b_", "alpha_", "a_last_", "b_last_",
-                                           "alpha_last_")}}
+    # the averages a_, b_, alpha_ share w's snapshot weights: pooled as their sums
+    _merge_rules = {**AVERAGED_WEIGHTS, "t_": "mean", "n_pos_": "mean", "kappa_": "max",
+                    **{k: "mean" for k in ("a_last_", "b_last_", "alpha_last_")},
+                    **{k: "sum" for k in ("a_sum", "b_sum", "alpha_sum")}}
 
     def __init__(self, eta="auto", lam=0.0, R="auto", kappa=None, n_epochs="auto", tol=1e-3,
                  n_iter_no_change=2, max_epochs=50, shuffle=True, random_state=None,
@@ -191,6 +196,18 @@ class SOLAM(_Streaming):
         super()._check_state()
         if self.n_pos_ > self.t_:
             raise ValueError(f"n_pos_ = {self.n_pos_} exceeds t_ = {self.t_}")
+
+    def _merge_values(self):
+        values = super()._merge_values()
+        values.update({f"{k}sum": self.weights_avg_q_ * getattr(self, k)
+                       for k in ("a_", "b_", "alpha_")})
+        return values
+
+    def _merge_store(self, values):
+        sums = {k: values.pop(f"{k}sum") for k in ("a_", "b_", "alpha_")}
+        super()._merge_store(values)
+        q = self.weights_avg_q_
+        self.__dict__.update({k: v / q if q > 0 else 0.0 for k, v in sums.items()})
 
     def _init_state(self, n_features):
         self._init_weights(n_features)
@@ -290,7 +307,8 @@ class SPAM(_Streaming):
         "random_state_": Generator(),
     }
     _merge = "average"
-    _merge_rules = {"w": "mean", "class_count_": "sum", "class_sum_": "sum", "t0_": "mean"}
+    _merge_rules = {"w": "mean", "t_": "mean", "class_count_": "sum", "class_sum_": "sum",
+                    "t0_": "mean"}
 
     def __init__(self, penalty="l2", lam="auto", lam1=1e-4, eta=1.0, t0=None, schedule="inv",
                  n_epochs="auto", tol=1e-3, n_iter_no_change=2, max_epochs=50,

@@ -75,7 +75,8 @@ class _PairwiseSGD(OnlineMixin, BaseLearner):
         "random_state_": Generator(),
     }
     _merge = "average"
-    _merge_rules = {"t_": "sum", "w": "mean"}
+    # the step counter continues the parts' schedules (each took its steps from base)
+    _merge_rules = {"t_": "mean", "w": "mean"}
     _divergence_hint = "raise lam"
     _family = "pairwise SGD"
     _limits = "dense or sparse, any d"
@@ -236,13 +237,17 @@ _TAIL_PARAMS = EPOCH_PARAMS.format(tol="3e-3") + """
         accumulator (the average is ``(weights_avg_c_ v - u) / weights_avg_q_``)."""
 
 _ITERATE_MERGE = merge_doc("average", """averages the iterates with the models'
-    weights (by default the pair steps each took) and adds the step counts; with
-    ``base`` it is a round of iterative parameter mixing.""")
+    weights (by default the pair steps each took); the step counter ``t_``, which sets
+    the step size, is their weighted mean too (the schedule continues where the
+    parts' schedules stand); with ``base`` it is a round of iterative parameter
+    mixing.""")
 
-_AVERAGE_MERGE = merge_doc("average", """averages the iterates and the running
-    averages with the models' weights (by default the pair steps each took); the
-    step counts and the averages' snapshot weights add; with ``base`` it is a round
-    of iterative parameter mixing.""")
+_AVERAGE_MERGE = merge_doc("average", """averages the iterates with the models'
+    weights (by default the pair steps each took) and pools the running averages:
+    the merged average is that of all the parts' snapshots (their snapshot weights
+    add). The step counter ``t_``, which sets the step size, is the weighted mean of
+    the parts' (the schedule continues where theirs stand); with ``base`` it is a
+    round of iterative parameter mixing.""")
 
 _REFERENCE = """Khalid, "Scalable Large Margin Pairwise Learning Algorithms", PhD
     dissertation, Colorado State University, 2019"""
