@@ -170,9 +170,11 @@ def _array_blocks(dask, X, y):
     return X, y, _Blocks(pairs, list(X.chunks[0]), _ArrayReader())
 
 
-def _data(dask, client, X, y, n_features, zero_based, chunk_size):
-    """``(blocks, summary, n_features)``: the training blocks (a dask array's
-    persisted), the combined summary of all rows and the number of features."""
+def _data(dask, client, X, y, n_features, zero_based, chunk_size, n_parts):
+    """``(blocks, summary, n_features)``: the training blocks split into parts
+    (``blocks.runs``; a dask array's blocks persisted on one worker per part), the
+    combined summary of all rows and the number of features."""
+    n_threads = sum(client.nthreads().values())
     if isinstance(X, dask.bag.Bag):
         if y is not None:
             raise ValueError("with a bag of svmlight paths the labels come from the "
@@ -188,18 +190,39 @@ def _data(dask, client, X, y, n_features, zero_based, chunk_size):
         elif total["high"] >= n_features + (0 if zero_based else 1):
             raise ValueError(f"the files hold feature index {total['high']}, beyond "
                              f"n_features={n_features}")
-        reader = _FileReader(n_features, zero_based, chunk_size)
-        return _Blocks(parts, [i["rows"] for i in infos], reader), total, n_features
+        blocks = _Blocks(parts, [i["rows"] for i in infos],
+                         _FileReader(n_features, zero_based, chunk_size))
+        blocks.runs = _runs(n_parts, n_threads, len(parts))
+        return blocks, total, n_features
     if not isinstance(X, dask.array.Array):
         raise TypeError(f"X must be a dask array or a dask bag of svmlight file paths, "
                         f"got {type(X).__name__}")
     if y is None:
         raise ValueError("y (a dask array of labels) is required with a dask array X")
     X, y, blocks = _array_blocks(dask, X, y)
-    blocks.sources = client.persist(blocks.sources)  # computed once for every pass
+    blocks.runs = _runs(n_parts, n_threads, len(blocks.sources))
+    # every pass reads the blocks where they are: each part's on one worker
+    workers = sorted(client.scheduler_info()["workers"])
+    placed = list(blocks.sources)
+    for k, run in enumerate(blocks.runs):
+        kept = client.persist([placed[i] for i in run], workers=[workers[k % len(workers)]],
+                              allow_other_workers=True)
+        for i, source in zip(run, kept):
+            placed[i] = source
+    blocks.sources = placed
     infos = client.compute([dask.delayed(_summary)(s, blocks.reader)
                             for s in blocks.sources], sync=True)
     return blocks, _combine_summaries(infos), X.shape[1]
+
+
+def _runs(n_parts, n_threads, n_blocks):
+    """The parts: runs of consecutive block indices, one per worker thread by default."""
+    if n_parts is None:
+        n_parts = max(1, min(n_threads, n_blocks))
+    elif isinstance(n_parts, bool) or not isinstance(n_parts, numbers.Integral) \
+            or n_parts < 1:
+        raise ValueError(f"n_parts must be a positive integer or None, got {n_parts!r}")
+    return np.array_split(np.arange(n_blocks), min(int(n_parts), n_blocks))
 
 
 def _combine_summaries(infos):
@@ -360,7 +383,8 @@ def fit(estimator, X, y=None, client=None, n_rounds=None, *, n_parts=None,
     epochs = online and "n_epochs" in estimator.get_params()
     rounds, stall = _rounds(estimator, n_rounds, epochs)
 
-    blocks, total, d = _data(dask, client, X, y, n_features, zero_based, chunk_size)
+    blocks, total, d = _data(dask, client, X, y, n_features, zero_based, chunk_size,
+                             n_parts)
     if total["rows"] == 0:
         raise ValueError("the data hold no rows")
     labels = sorted(total["labels"])
@@ -375,8 +399,7 @@ def fit(estimator, X, y=None, client=None, n_rounds=None, *, n_parts=None,
                            _RowStats(total["rows"], d, total["max_sqnorm"]))
         if not online:  # fit starts afresh: give it the values as parameters
             template.set_params(**{k: getattr(template, k + "_") for k in cls._auto_params})
-    plan = _Plan(estimator, template, blocks, classes, online,
-                 _check_parts(n_parts, sum(client.nthreads().values()), len(blocks.sources)))
+    plan = _Plan(estimator, template, blocks, classes, online)
     monitor = _monitor(dask, client, blocks, total["rows"], classes) if stall else None
     previous, index = None, 0
     while True:
@@ -406,17 +429,17 @@ class _Plan:
     """How the rounds train: the parts (runs of consecutive blocks), their random
     streams and the graph of one round."""
 
-    def __init__(self, estimator, template, blocks, classes, online, n_parts):
+    def __init__(self, estimator, template, blocks, classes, online):
         cls = type(estimator)
         self.template, self.blocks, self.classes, self.online = (template, blocks, classes,
                                                                  online)
-        self.runs = np.array_split(np.arange(len(blocks.sources)), n_parts)
+        self.runs = blocks.runs
         self.rows = [sum(blocks.rows[i] for i in run) for run in self.runs]
         self.exact = cls._merge == "exact"
         # an exact learner's draws: consecutive segments of one stream (opaucr)
         self.streams = (template._segment_streams(self.rows)
                         if self.exact and hasattr(template, "_segment_streams")
-                        else [None] * n_parts)
+                        else [None] * len(self.runs))
         self.entropy = int(check_random_state(estimator.random_state).integers(2**63)) \
             if "random_state" in estimator.get_params() else 0
         self.shuffles = not self.exact and online and cls._shuffles \
@@ -474,14 +497,6 @@ def _rounds(estimator, n_rounds, epochs):
     if isinstance(estimator.n_epochs, str):
         return int(estimator.max_epochs), Stall(estimator.tol, estimator.n_iter_no_change)
     return int(estimator.n_epochs), None
-
-
-def _check_parts(n_parts, n_threads, n_blocks):
-    if n_parts is None:
-        return max(1, min(n_threads, n_blocks))
-    if isinstance(n_parts, bool) or not isinstance(n_parts, numbers.Integral) or n_parts < 1:
-        raise ValueError(f"n_parts must be a positive integer or None, got {n_parts!r}")
-    return min(int(n_parts), n_blocks)
 
 
 def _monitor(dask, client, blocks, n_rows, classes):
