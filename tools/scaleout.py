@@ -30,6 +30,7 @@ The machine is shared: timings are noisy; the ratios are measured side by side.
 import argparse
 import hashlib
 import json
+import logging
 import os
 import resource
 import subprocess
@@ -99,7 +100,8 @@ def cluster_part(args):
           flush=True)
     results = {}
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                      dashboard_address=None) as cluster, Client(cluster) as client:
+                      dashboard_address=None, silence_logs=logging.CRITICAL) as cluster, \
+            Client(cluster) as client:
         start = time.perf_counter()
         # each half of the blocks made on the worker aucopt.dask.fit gives that half to
         workers = sorted(client.scheduler_info()["workers"])
@@ -133,7 +135,7 @@ def cluster_part(args):
             two, t_two, workers, client_cpu = _costs(client, distributed)
             auc_one, auc_two = one.score(X_te, y_te), two.score(X_te, y_te)
             ok = t_two <= RATIO_LIMIT * t_one and abs(auc_two - auc_one) <= AUC_GAP
-            results[name] = ok
+            results[f"cluster {name}"] = ok
             print(f"{name:7s} one process {t_one:8.2f} s  AUC {auc_one:.4f} | 2 workers "
                   f"{t_two:8.2f} s  AUC {auc_two:.4f} | ratio {t_two / t_one:.2f}, "
                   f"AUC gap {auc_two - auc_one:+.4f} -> {'PASS' if ok else 'FAIL'}",
@@ -271,9 +273,9 @@ def stream_part(args):
         fitted = _run_child(task, path, rows, args.limit_mib)
         if "error" in fitted:
             print(f"{task:7s} partial_fit stream under the limit: {fitted['error']}")
-            results[task] = False
+            results[f"stream {task}"] = False
             continue
-        results[task] = True
+        results[f"stream {task}"] = True
         print(f"{task:7s} partial_fit over {fitted['rows']:,} streamed rows under the limit: "
               f"{fitted['seconds']:.1f} s, peak RSS {fitted['peak_rss_mb']:.0f} MB, test AUC "
               f"{fitted['auc']:.4f}", flush=True)

@@ -115,7 +115,12 @@ _OPAUCR_MERGE = merge_doc("exact", """adds the class counts, sums and sketches
     arranges (then equal to rounding); parts seeded independently give a sketch
     with independent draws, distributed as a single pass's. Parts seeded with
     the same seed from its start drew the same vectors, and their sum would be a
-    biased sketch: that merge is refused.""")
+    biased sketch: that merge is refused. In high dimension the solved ``w`` can rank
+    worse than one process's online iterate: outside the 2 tau sketched directions
+    the objective's curvature is only ``lam``, so its minimiser is close to the
+    difference of the class means, while each online step also uses its row's exact
+    rank-one term (measured on a 100,000-row rcv1-shaped task: test AUC 0.766 solved,
+    0.810 online).""")
 
 _UNIEXP_MERGE = merge_doc("average", """averages ``w`` with the models' weights
     (by default the rows each trained on) and adds the class counts: the
