@@ -527,7 +527,7 @@ def _adopt(estimator, model):
 # --------------------------------------------------------------------------- scoring
 
 
-def decision_function(estimator, X):
+def decision_function(estimator, X, zero_based="auto"):
     """Scores of a fitted learner, block by block on the cluster (lazy).
 
     Parameters
@@ -535,8 +535,10 @@ def decision_function(estimator, X):
     estimator : fitted aucopt learner
     X : dask.array.Array or dask.bag.Bag
         Row blocks (dense or scipy CSR), or a bag of svmlight file paths (read
-        with the learner's ``n_features``; indices are taken as one-based, the
-        LIBSVM convention, unless a file holds index 0).
+        with the learner's ``n_features``).
+    zero_based : bool or "auto", default="auto"
+        For a bag: as for :func:`aucopt.datasets.iter_svmlight` ("auto" decides per
+        file: zero-based if it holds index 0).
 
     Returns
     -------
@@ -548,7 +550,7 @@ def decision_function(estimator, X):
     estimator._check_fitted()
     model = dask.delayed(estimator, pure=True)
     if isinstance(X, dask.bag.Bag):
-        return X.map(_file_scores, model)
+        return X.map(_file_scores, model, zero_based)
     if not isinstance(X, dask.array.Array):
         raise TypeError(f"X must be a dask array or a dask bag of svmlight file paths, "
                         f"got {type(X).__name__}")
@@ -564,10 +566,10 @@ def _block_scores(X, model):
     return model.decision_function(X)
 
 
-def _file_scores(path, model):
+def _file_scores(path, model, zero_based):
     from aucopt.datasets import iter_svmlight
 
     scores = [model.decision_function(X) for X, _ in
-              iter_svmlight(path, n_features=model.n_features_in_)]
+              iter_svmlight(path, n_features=model.n_features_in_, zero_based=zero_based)]
     return np.concatenate(scores) if scores else np.zeros(0)
 

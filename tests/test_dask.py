@@ -111,7 +111,7 @@ def test_a_bag_of_svmlight_files_trains_like_the_arrays(client, task, tmp_path):
     single = aucopt.get("opaucr", tau=10, random_state=3, shuffle=False).fit(X, y).solve(X, y)
     np.testing.assert_allclose(model.coef_, single.coef_, rtol=1e-10,
                                atol=1e-10 * np.abs(single.coef_).max())
-    scores = np.concatenate(ad.decision_function(model, bag).compute())
+    scores = np.concatenate(ad.decision_function(model, bag, zero_based=False).compute())
     np.testing.assert_allclose(scores, model.decision_function(X), rtol=1e-12, atol=1e-12)
     with pytest.raises(ValueError, match="y=None"):
         ad.fit(aucopt.get("opauc"), bag, y, client=client)
