@@ -13,7 +13,8 @@ How :func:`fit` trains:
   file paths (labels in the files; each file is read in chunks of ``chunk_size``
   rows by :func:`aucopt.datasets.iter_svmlight`, so a worker never holds a whole
   file). The blocks are split into ``n_parts`` runs of consecutive blocks (by
-  default one per worker thread);
+  default one per worker thread); a dask array's blocks of a part are persisted on
+  one worker, where its tasks run;
 * the data-derived parameters (``eta="auto"``, ``lam="auto"``, ...) are resolved
   once, on all of the data (one pass computing the mean and the largest squared
   row norm), so every part trains with the same values, as one process would;
@@ -37,10 +38,12 @@ How :func:`fit` trains:
   learner's ``n_epochs``; with ``n_epochs="auto"`` rounds run until the training
   objective, evaluated on a fixed sample of at most 20,000 rows, stalls (the rule
   of ``fit``). Learners that consume rows in order (``shuffle=True``) see each
-  block's rows in a fresh random order per round. The one-pass averaging
+  block's rows in a fresh random order per round. A ``partial_fit`` of the
+  pairwise learners draws its pairs within its block: use blocks of thousands of
+  rows. The one-pass averaging
   learners (the buffered learners, ``uni_exp``) and ``spdam`` run one round;
 * the intercept is the OPTROC threshold of the final model's scores on all the
-  training rows (gathered on the client: 9 bytes per row), as for ``fit``.
+  training rows (gathered on the client: 16 bytes per row), as for ``fit``.
 
 Every random choice is seeded from ``random_state``, the part and the round, so
 the result does not depend on where tasks run. Dask retries the tasks of a
