@@ -34,8 +34,9 @@ from aucopt._kernels._pairwise import (HingeProx, Schedule, Subgradient, hinge_p
                                        square_prox_pairs)
 from aucopt._state import Generator, Scalar
 from aucopt.base import BaseLearner, OnlineMixin
-from aucopt.learners._common import (EPOCH_PARAMS, ElasticNetModel, WeightsModel,
-                                     auto_or_positive, check_epochs, settle, weights_state)
+from aucopt.learners._common import (AVERAGED_WEIGHTS, EPOCH_PARAMS, ElasticNetModel,
+                                     WeightsModel, auto_or_positive, check_epochs,
+                                     merge_doc, settle, weights_state)
 from aucopt.learners._objectives import mean_pair_hinge, mean_pair_square
 from aucopt.validation import (check_choice, check_count, check_positive, check_random_state,
                                check_seed, row_scale, row_source)
@@ -73,6 +74,9 @@ class _PairwiseSGD(OnlineMixin, BaseLearner):
         "t_": Scalar(int, low=0),
         "random_state_": Generator(),
     }
+    _merge = "average"
+    # the step counter continues the parts' schedules (each took its steps from base)
+    _merge_rules = {"t_": "mean", "w": "mean"}
     _divergence_hint = "raise lam"
     _family = "pairwise SGD"
     _limits = "dense or sparse, any d"
@@ -95,6 +99,8 @@ class _HingeSGD(WeightsModel, _PairwiseSGD):
         "rcount_": Scalar(int, low=1),
         "t0_": Scalar(float, low=0.0),
     }
+
+    _merge_rules = {**AVERAGED_WEIGHTS, "t0_": "mean"}
 
     @classmethod
     def _state_spec(cls):
@@ -230,6 +236,19 @@ _TAIL_PARAMS = EPOCH_PARAMS.format(tol="3e-3") + """
         ``w = weights_scale_ * v``; with averaging, column 1 is the lazy average's
         accumulator (the average is ``(weights_avg_c_ v - u) / weights_avg_q_``)."""
 
+_ITERATE_MERGE = merge_doc("average", """averages the iterates with the models'
+    weights (by default the pair steps each took); the step counter ``t_``, which sets
+    the step size, is their weighted mean too (the schedule continues where the
+    parts' schedules stand); with ``base`` it is a round of iterative parameter
+    mixing.""")
+
+_AVERAGE_MERGE = merge_doc("average", """averages the iterates with the models'
+    weights (by default the pair steps each took) and pools the running averages:
+    the merged average is that of all the parts' snapshots (their snapshot weights
+    add). The step counter ``t_``, which sets the step size, is the weighted mean of
+    the parts' (the schedule continues where theirs stand); with ``base`` it is a
+    round of iterative parameter mixing.""")
+
 _REFERENCE = """Khalid, "Scalable Large Margin Pairwise Learning Algorithms", PhD
     dissertation, Colorado State University, 2019"""
 
@@ -251,6 +270,7 @@ class SAM(_HingeSGD):
     The shrink is exactly ``1 - rskip * eta_t * lam`` (no lambda is missing from the
     printed update), and when that factor drops below 0.8 it is replaced by
     ``(1 - 1/(t + t0))**rskip`` (SVMSGD2's guard). The last iterate is returned.
+{_ITERATE_MERGE}
 
     Parameters
     ----------""" + _COMMON_PARAMS + _TAIL_PARAMS.replace("COEF_NOTE", "the last iterate")
@@ -280,6 +300,7 @@ class ASAM(_HingeSGD):
     (Polyak-Juditsky averaging as analysed by Xu, "Towards optimal one pass large
     scale learning with averaged stochastic gradient descent", 2011). Averaging is
     exact and lazy: O(1) per snapshot, O(nnz) per step.
+{_AVERAGE_MERGE}
 
     Parameters
     ----------""" + _COMMON_PARAMS + _AVERAGING_PARAMS + _TAIL_PARAMS.replace(
@@ -320,6 +341,7 @@ class PSAM(ASAM):
     and ``x_i.x_j`` by a scatter into a dense scratch row; pairs with ``x_i = x_j``
     are skipped. Then ASAM's scheduled shrink and averaging; the average is
     returned. ``lam`` is Alg. 11's ``gamma``.
+{_AVERAGE_MERGE}
 
     Parameters
     ----------""" + _COMMON_PARAMS + _AVERAGING_PARAMS + _TAIL_PARAMS.replace(
@@ -358,6 +380,7 @@ class AdaDSGD(ElasticNetModel, _PairwiseSGD):
     The prox is applied just in time, so a step is O(nnz). The last iterate is
     returned. After the stagewise schedule (the first epoch), further epochs are
     ``n`` full-sample steps each.
+""" + _ITERATE_MERGE + """
 
     Parameters
     ----------
