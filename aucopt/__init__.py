@@ -19,11 +19,13 @@ _LAZY = {
     "available": ("aucopt.registry", "available"),
     "register": ("aucopt.registry", "register"),
     "load": ("aucopt.persistence", "load"),
+    "merge": ("aucopt.base", "merge"),
     "PluginLoadError": ("aucopt.exceptions", "PluginLoadError"),
     "NotFittedError": ("aucopt.exceptions", "NotFittedError"),
 }
-_SUBMODULES = ("base", "cli", "datasets", "exceptions", "features", "learners", "metrics",
-               "model_selection", "persistence", "registry", "testing", "validation")
+_SUBMODULES = ("base", "cli", "dask", "datasets", "exceptions", "features", "learners",
+               "metrics", "model_selection", "persistence", "registry", "testing",
+               "validation")
 
 __all__ = sorted(list(_LAZY) + list(_SUBMODULES) + ["__version__"])
 

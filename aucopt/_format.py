@@ -15,6 +15,7 @@ import json
 import numbers
 import os
 import zipfile
+from tokenize import TokenError
 from zlib import error as zlib_error
 
 import numpy as np
@@ -147,7 +148,7 @@ class ModelReader:
         src = self.path if hasattr(self.path, "read") else os.fspath(self.path)
         try:
             self._zip = zipfile.ZipFile(src)
-        except zipfile.BadZipFile:
+        except (zipfile.BadZipFile, NotImplementedError, EOFError):
             raise ValueError(f"{self._label()} is not an aucopt model file (not a zip/npz "
                              "archive, or truncated)") from None
         try:
@@ -213,7 +214,8 @@ class ModelReader:
             raise MalformedModel(f"array {name!r} is missing")
         try:
             return self._read_member(info, name, dtype, shape, max_bytes)
-        except (zipfile.BadZipFile, EOFError, OSError, zlib_error) as exc:
+        except (zipfile.BadZipFile, EOFError, OSError, zlib_error, NotImplementedError) as exc:
+            # NotImplementedError: a member stored with a compression zipfile lacks
             raise MalformedModel(f"array {name!r} cannot be read ({exc})") from None
 
     def _read_member(self, info, name, dtype, shape, max_bytes):
@@ -226,7 +228,8 @@ class ModelReader:
                     hshape, fortran, hdtype = np.lib.format.read_array_header_2_0(fh)
                 else:
                     raise ValueError(f"unsupported .npy version {version}")
-            except (ValueError, SyntaxError, TypeError, EOFError) as exc:
+            except (ValueError, SyntaxError, TypeError, EOFError, TokenError,
+                    RecursionError) as exc:  # numpy tokenizes the header's dict literal
                 raise MalformedModel(f"array {name!r}: bad .npy header ({exc})") from None
             if hdtype.hasobject or hdtype.kind not in "biufU" or hdtype.byteorder == ">":
                 raise MalformedModel(f"array {name!r} has dtype {hdtype} (object or "

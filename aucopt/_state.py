@@ -16,6 +16,9 @@ import numpy as np
 __all__ = ["Array", "Scalar", "Labels", "Generator", "state_spec", "shape_matches",
            "StateError"]
 
+# Integer state must fit the kernels' C longs with room to count on.
+MAX_INT = 2**62
+
 
 class StateError(ValueError):
     """A value does not fit its declared state field."""
@@ -120,6 +123,8 @@ class Scalar(Field):
         if not ok:
             raise StateError(f"{name} is {type(value).__name__} {value!r}, expected {t.__name__}")
         value = t(value)
+        if t is int and not -MAX_INT <= value <= MAX_INT:
+            raise StateError(f"{name} = {value!r} is beyond +-2**62")
         if t is float and not np.isfinite(value):
             raise StateError(f"{name} is not finite")
         if self.low is not None and value < self.low:

@@ -23,6 +23,10 @@ without importing scikit-learn:
   threshold is the training ROC curve's best-accuracy point (OPTROC, the operating
   point the dissertation of Khalid (2019) reports); ``predict`` is
   ``decision_function > 0`` and the AUC never depends on it;
+* ``merge`` combines models trained on different data (shards, workers) into one,
+  for the learners whose state combines (``_merge``: ``"exact"`` when the
+  statistics add up to those of the concatenated data, ``"average"`` for a
+  weighted average of parameters, an approximation); see :meth:`BaseLearner.merge`;
 * ``save(path)`` writes the declared state (:mod:`aucopt._state`) in the model-file
   format of :mod:`aucopt._format`; :func:`aucopt.load` reads it back, checking every
   value against the declaration, never unpickling.
@@ -31,9 +35,12 @@ A plugin learner only needs ``__init__`` and ``_fit(X, y)`` (labels in {-1, +1};
 set ``coef_``): the default scoring is ``X @ coef_``.
 """
 import contextlib
+import copy
 import math
+import numbers
 import threading
 import time
+import warnings
 from typing import Protocol, runtime_checkable
 
 import numpy as np
@@ -44,11 +51,11 @@ from aucopt._kernels._journal import Journal
 from aucopt._kernels._weights import dense_scores
 from aucopt._state import Array, Labels, Scalar, state_spec
 from aucopt._version import __version__
-from aucopt.exceptions import not_fitted_error
+from aucopt.exceptions import ConstantModelWarning, not_fitted_error
 from aucopt.metrics import optroc_accuracy, roc_auc
 from aucopt.validation import check_X, check_y, order_stream, row_scale, row_source
 
-__all__ = ["Learner", "BaseLearner", "OnlineMixin", "DIVERGED"]
+__all__ = ["Learner", "BaseLearner", "OnlineMixin", "DIVERGED", "merge", "MERGE_KINDS"]
 
 # A model whose scores on the training rows can exceed this is refused as diverged
 # (margin and square losses work at scores of order 1; nothing sensible is 1e10).
@@ -58,6 +65,11 @@ DIVERGED = 1e10
 MONITOR_ROWS = 20_000
 # With verbose, a pass that runs longer prints a progress line every this many seconds.
 PROGRESS_SECONDS = 5.0
+# How a learner's models combine (``BaseLearner._merge``), besides None (they do not).
+MERGE_KINDS = ("exact", "average")
+# Parameters that do not change what a fitted state means: models may differ in them.
+MERGE_FREE_PARAMS = ("verbose", "random_state", "shuffle", "n_epochs", "tol",
+                     "n_iter_no_change", "max_epochs", "max_state_bytes", "n_jobs")
 
 
 @runtime_checkable
@@ -156,6 +168,26 @@ class _Copy:
 
     def commit(self):
         self.copy = None
+
+
+class Stall:
+    """The automatic stopping rule of ``n_epochs="auto"``: :meth:`update` with the
+    objective after each pass returns True once ``n_iter_no_change`` passes in a
+    row improved the best value so far by less than ``tol``."""
+
+    def __init__(self, tol, n_iter_no_change):
+        self.tol = tol
+        self.patience = n_iter_no_change
+        self.best = math.inf
+        self.stalled = 0
+
+    def update(self, value):
+        if math.isfinite(self.best) and self.best - value < self.tol:
+            self.stalled += 1
+        else:
+            self.stalled = 0
+        self.best = min(self.best, value)
+        return self.stalled >= self.patience
 
 
 class BaseLearner(Estimator):
@@ -284,23 +316,21 @@ class BaseLearner(Estimator):
         passes (``"max_epochs"``).
         """
         monitor = _monitor_rows(rows, y)
-        best, stalled = math.inf, 0
+        stall = Stall(self.tol, self.n_iter_no_change)
         self.stop_reason_ = "max_epochs"
         for index in range(int(self.max_epochs)):
             self._run_pass(rows, y, index, monitor)
-            value = self.objective_
-            if math.isfinite(best) and best - value < self.tol:
-                stalled += 1
-            else:
-                stalled = 0
-            best = min(best, value)
-            if stalled >= self.n_iter_no_change:
+            if stall.update(self.objective_):
                 self.stop_reason_ = "tol"
                 break
 
     def _finish(self, rows, y):
         """After training on ``rows``: refuse overflowing scores, set the threshold."""
-        scores = self._raw_scores(rows)
+        self._set_threshold(self._raw_scores(rows), y)
+
+    def _set_threshold(self, scores, y):
+        """Refuse overflowing training ``scores`` (ranking scores, no intercept) and
+        put ``intercept_`` at the OPTROC point of labels ``y`` (in {-1, +1})."""
         top = float(np.max(np.abs(scores))) if scores.size else 0.0
         if not math.isfinite(top) or top > DIVERGED:
             self._diverged(f"training scores up to {top:.3g}")
@@ -308,6 +338,13 @@ class BaseLearner(Estimator):
             if "intercept_" not in self.__dict__:
                 self.intercept_ = 0.0
             return
+        if scores.size and np.all(scores == scores[0]):
+            warnings.warn(
+                f"{type(self).__name__} scores every training row the same ({scores[0]:.3g}): "
+                "the model ranks nothing (AUC 0.5). Its step size is too small or its "
+                "regularisation too strong for the scale of these features; scale them "
+                "(aucopt.datasets.Scaler) or change the step / regularisation parameters.",
+                ConstantModelWarning, stacklevel=4)
         _, threshold = optroc_accuracy(y, scores, return_threshold=True)
         self.intercept_ = -float(threshold)
 
@@ -428,10 +465,20 @@ class BaseLearner(Estimator):
         the OPTROC operating point of the training data at score 0. Dense and CSR
         input give bit-identical scores.
         """
+        return self._ranking_scores(X) + self.intercept_
+
+    def _ranking_scores(self, X):
+        """``decision_function`` without the intercept."""
         self._check_fitted()
         X = check_X(X, n_features=self.n_features_in_, estimator=type(self).__name__)
-        return self._raw_scores(self._input_rows(X, fit_map=False, norms=False)) \
-            + self.intercept_
+        scores = self._raw_scores(self._input_rows(X, fit_map=False, norms=False))
+        if not np.isfinite(scores).all():
+            norm = self._weight_norm()
+            raise FloatingPointError(
+                f"{type(self).__name__} gives non-finite scores on these rows: the weights"
+                + ("" if norm is None else f" (||w|| = {norm:.3g})") + " times the features "
+                "overflow; scale the features as the training data were scaled")
+        return scores
 
     def predict(self, X):
         """Class labels: ``classes_[1]`` where ``decision_function(X) > 0``."""
@@ -458,7 +505,13 @@ class BaseLearner(Estimator):
         """Fix the data-derived parameters (``_auto_params``) on the first data."""
         if not self._auto_params or "row_scale_" in self.__dict__:
             return
-        self.row_scale_ = row_scale(rows)
+        self._fix_auto(row_scale(rows), rows)
+
+    def _fix_auto(self, s, rows):
+        """Set ``row_scale_ = s`` and the data-derived parameters from it and
+        ``rows`` (a model given them before its first data keeps them: a
+        distributed fit resolves them once, on all of the data)."""
+        self.row_scale_ = s
         for name, rule in self._auto_params.items():
             value = getattr(self, name)
             auto = isinstance(value, str) and value == "auto"
@@ -474,7 +527,18 @@ class BaseLearner(Estimator):
         return {"d": self._model_features()}
 
     def _check_state(self):
-        """Relations between loaded state values that field checks cannot see."""
+        """Relations between loaded state values that field checks cannot see.
+
+        Here: each resolved data-derived parameter (``eta_``, ``lam_``, ...) must
+        pass the checks of the parameter itself (a file cannot smuggle in a value
+        the constructor would refuse, such as ``lam_ = 0``)."""
+        for name in self._auto_params:
+            explicit = getattr(self, name)
+            setattr(self, name, getattr(self, name + "_"))
+            try:
+                self._check_params()
+            finally:
+                setattr(self, name, explicit)
 
     def _clear_fitted(self):
         super()._clear_fitted()
@@ -498,6 +562,192 @@ class BaseLearner(Estimator):
         else:
             tx.commit()
             del self._tx
+
+    # ---- merging
+
+    # How models of this learner trained on different data combine: "exact" (the
+    # merged state is the state of one pass over the concatenated data), "average"
+    # (a weighted average of the parameters: an approximation) or None (no merge).
+    _merge = None
+    # Merge rules of state values (``_merge_values``): name -> "sum" (statistics
+    # and counters), "mean" (weighted average; rounded for a counter), "max" or
+    # "last" (the value of the last model); state not listed keeps this model's
+    # value. Merged along the MRO.
+    _merge_rules = {"intercept_": "mean", "n_passes_": "max", "row_scale_": "mean"}
+
+    def merge(self, *others, weights=None, base=None):
+        """Combine models trained on other data into this one, in place.
+
+        Every model must be a fitted learner of this class with the same
+        parameters (up to ``verbose``, ``random_state``, ``shuffle`` and the
+        stopping and memory settings), the same features, classes and resolved
+        data-derived parameters (``eta_``, ``lam_``, ...: give them explicitly,
+        or let :func:`aucopt.dask.fit` resolve them on all of the data).
+
+        What merging means is declared by the learner (``aucopt list``, column
+        "merge", and the class docstring):
+
+        * ``"exact"``: the statistics the model keeps are sums over its rows, and
+          the merged statistics are those of one pass over the concatenated data
+          (to rounding); the merged parameters are a function of them;
+        * ``"average"``: the parameters are averaged with ``weights`` (by default
+          the rows each model trained on): one-shot parameter averaging, or, with
+          ``base``, one round of iterative parameter mixing (McDonald, Hall &
+          Mann, Distributed Training Strategies for the Structured Perceptron,
+          NAACL 2010). An approximation of a fit on all of the data; counts and
+          class statistics still add exactly.
+
+        A merge that fails (incompatible models, a failed solve) raises and
+        leaves this model unchanged.
+
+        Parameters
+        ----------
+        *others : learners of the same class
+        weights : sequence of float, optional
+            One weight per model (this one first) for averaged values; None
+            weighs each model by the rows it trained on (since ``base``). Only
+            for ``"average"`` learners.
+        base : learner, optional
+            The model every one of them continued from (iterative parameter
+            mixing): its counts and statistics are counted once, not once per
+            model.
+
+        Returns
+        -------
+        self
+
+        Raises
+        ------
+        TypeError
+            If the learner cannot be merged, or a model is of another class.
+        ValueError
+            If the models are not compatible (the message says how).
+        """
+        return self._merge_models(others, weights, base, finish=True)
+
+    def _merge_models(self, others, weights, base, finish):
+        """:meth:`merge`; ``finish=False`` leaves the derived state (an exact
+        learner's solve) to a later merge: a tree of merges finishes at its root."""
+        models = [self, *others]
+        self._merge_check(models, base)
+        weights = self._merge_weights(models, weights, base)
+        with self._transaction(fresh=True):
+            self._merge_into(models, weights, base, finish)
+        return self
+
+    def _merge_into(self, models, weights, base, finish):
+        """Combine ``models`` (``self`` first, already checked) into ``self``."""
+        rules = self._merge_spec()
+        parts = [m._merge_values() for m in models]
+        start = base._merge_values() if base is not None else None
+        extra = self._merge_extra(models, weights, base)
+        merged = {}
+        for name, rule in rules.items():
+            if name not in parts[0]:
+                continue
+            values = [p[name] for p in parts]
+            merged[name] = _combine(rule, values, weights,
+                                    None if start is None else start[name])
+        for name in ("objective_", "stop_reason_"):  # described the last pass of one model
+            self.__dict__.pop(name, None)
+        self._merge_store(merged)
+        self.__dict__.update(extra)
+        self._merge_finish(finish)
+        self._invalidate()
+
+    @classmethod
+    def _check_mergeable(cls):
+        if cls._merge not in MERGE_KINDS:
+            raise TypeError(
+                f"{cls.__name__} cannot be merged: its state is neither a sum of per-row "
+                "statistics nor parameters that average (see the 'merge' column of "
+                "`aucopt list`); train it on all of the data instead")
+
+    @classmethod
+    def _merge_spec(cls):
+        spec = {}
+        for klass in reversed(cls.__mro__):
+            spec.update(vars(klass).get("_merge_rules", {}))
+        return spec
+
+    def _merge_check(self, models, base):
+        """Refuse models that cannot be merged with this one (learners extend)."""
+        cls = type(self)
+        name = cls.__name__
+        self._check_fitted()
+        cls._check_mergeable()
+        free = set(MERGE_FREE_PARAMS)
+        params = {k: v for k, v in self.get_params().items() if k not in free}
+        for i, model in enumerate(models[1:] + ([base] if base is not None else [])):
+            what = "base" if base is not None and i == len(models) - 1 else f"model {i + 1}"
+            if type(model) is not cls:
+                raise TypeError(f"cannot merge a {type(model).__name__} ({what}) into a "
+                                f"{name}: models must be of the same class")
+            model._check_fitted()
+            other = {k: v for k, v in model.get_params().items() if k not in free}
+            differ = sorted(k for k in params if not _same_value(params[k], other[k]))
+            if differ:
+                raise ValueError(f"cannot merge {name} models with different parameters "
+                                 f"({what}: " + ", ".join(
+                                     f"{k}={other[k]!r} vs {params[k]!r}" for k in differ)
+                                 + ")")
+            if model.n_features_in_ != self.n_features_in_:
+                raise ValueError(f"cannot merge {name} models with {model.n_features_in_} "
+                                 f"and {self.n_features_in_} features ({what})")
+            if not np.array_equal(model.classes_, self.classes_):
+                raise ValueError(f"cannot merge {name} models with classes "
+                                 f"{model.classes_.tolist()} and {self.classes_.tolist()} "
+                                 f"({what})")
+            for key in [p + "_" for p in self._auto_params]:
+                if model.__dict__.get(key) != self.__dict__.get(key):
+                    raise ValueError(
+                        f"cannot merge {name} models with {key} = {model.__dict__.get(key)!r}"
+                        f" and {self.__dict__.get(key)!r} ({what}): 'auto' was resolved on "
+                        f"different data; pass {key[:-1]} explicitly, or fit with "
+                        "aucopt.dask.fit, which resolves it once on all of the data")
+
+    def _merge_weights(self, models, weights, base):
+        """The normalised weight of each model for averaged values."""
+        name = type(self).__name__
+        if weights is None:
+            start = base._merge_rows() if base is not None else 0.0
+            raw = np.array([m._merge_rows() - start for m in models], dtype=float)
+            if (raw < 0).any():
+                raise ValueError(f"a {name} model trained on fewer rows than base: base "
+                                 "must be the model every part continued from")
+            if raw.sum() <= 0:
+                raw = np.ones(len(models))
+        else:
+            if type(self)._merge == "exact":
+                raise ValueError(f"{name} merges exactly (its statistics add up); "
+                                 "weights do not apply")
+            raw = np.asarray(weights, dtype=float)
+            if raw.shape != (len(models),) or not np.isfinite(raw).all() \
+                    or (raw < 0).any() or raw.sum() <= 0:
+                raise ValueError(f"weights must hold {len(models)} finite numbers >= 0 "
+                                 f"with a positive sum (one per model), got {weights!r}")
+        return raw / raw.sum()
+
+    def _merge_rows(self):
+        """How many rows (steps) the model trained on: its default merge weight."""
+        return float(getattr(self, "t_", 1))
+
+    def _merge_values(self):
+        """The model's values under the names of the merge rules."""
+        return {name: self.__dict__[name] for name in self._merge_spec()
+                if name in self.__dict__}
+
+    def _merge_store(self, values):
+        """Write merged values back into the state (learners with a packed state
+        translate their names)."""
+        self.__dict__.update(values)
+
+    def _merge_extra(self, models, weights, base):
+        """State merged by the learner itself (e.g. buffers): ``{attribute: value}``."""
+        return {}
+
+    def _merge_finish(self, finish):
+        """Derived state after the merged values are in place (e.g. a solve)."""
 
     # ---- persistence
 
@@ -529,6 +779,51 @@ class BaseLearner(Estimator):
                 meta["attributes"][key] = to_json(value, f"attribute {key!r}")
         write_model(path, meta, arrays)
         return self
+
+
+def merge(models, weights=None, base=None):
+    """A new model combining fitted ``models`` (see :meth:`BaseLearner.merge`).
+
+    The first model is copied and the others are merged into the copy; none of
+    ``models`` changes.
+    """
+    models = list(models)
+    if not models:
+        raise ValueError("merge needs at least one model")
+    return copy.deepcopy(models[0]).merge(*models[1:], weights=weights, base=base)
+
+
+def _same_value(a, b):
+    """Parameter equality (numbers by value, anything else by ``==`` or identity)."""
+    if isinstance(a, numbers.Number) and isinstance(b, numbers.Number):
+        return a == b
+    try:
+        return bool(a == b)
+    except (TypeError, ValueError):
+        return a is b
+
+
+def _combine(rule, values, weights, start):
+    """Merge the values of one state field (``start``: the base's value or None)."""
+    if rule == "sum":
+        total = values[0]
+        for value in values[1:]:
+            total = total + value
+        if start is not None:
+            total = total - (len(values) - 1) * start
+        return total
+    if rule == "mean":
+        total = weights[0] * values[0]
+        for w, value in zip(weights[1:], values[1:]):
+            total = total + w * value
+        if isinstance(values[0], numbers.Integral):  # a counter stays a whole number
+            return int(round(total))
+        return float(total) if isinstance(values[0], numbers.Real) else total
+    if rule == "max":
+        return max(values)
+    if rule == "last":
+        return copy.deepcopy(values[-1])
+    raise ValueError(f"unknown merge rule {rule!r}")
 
 
 class OnlineMixin:

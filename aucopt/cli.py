@@ -2,6 +2,7 @@
 
     aucopt list
     aucopt train NAME TRAIN.svm [--test TEST.svm] [--param k=v ...] [--positive L,..] [--save M.npz]
+                 [--stream [--chunk-size N] [--holdout N]]
     aucopt tune NAME TRAIN.svm [--test TEST.svm] [--grid k=v1,v2 ...] [--cv 3] [--save M.npz]
     aucopt eval MODEL.npz TEST.svm [--positive L,..]
     aucopt demo [--learner NAME]
@@ -12,6 +13,7 @@ parameter and the fix; Ctrl-C exits with status 130.
 """
 import argparse
 import ast
+import contextlib
 import sys
 import time
 
@@ -76,13 +78,35 @@ def _read(path, n_features=None, positive=None):
     """An svmlight file as (X, y); a failure names the file."""
     from aucopt.datasets import load_svmlight
 
-    try:
+    with _naming(path):
         X, y = load_svmlight(path, n_features=n_features)
         return X, _labels(y, positive)
+
+
+def _chunks(path, chunk_size, n_features=None, positive=None):
+    """An svmlight file as (X, y) chunks in bounded memory; a failure names the file."""
+    from aucopt.datasets import iter_svmlight
+
+    with _naming(path):
+        for X, y in iter_svmlight(path, chunk_size=chunk_size, n_features=n_features):
+            yield X, _labels(y, positive)
+
+
+@contextlib.contextmanager
+def _naming(path):
+    """Turn a failure to read ``path`` into one line naming the file."""
+    try:
+        yield
     except FileNotFoundError:
         raise _UsageError(f"aucopt: error: {path}: no such file") from None
     except (ValueError, OSError, EOFError) as exc:
-        raise _UsageError(f"aucopt: error: {path}: {_first_line(exc)}") from None
+        raise _UsageError(f"aucopt: error: {_about(path, exc)}") from None
+
+
+def _about(path, exc):
+    """``path: message`` (the path once, whether or not the message names it)."""
+    message = _first_line(exc)
+    return message if str(path) in message else f"{path}: {message}"
 
 
 def _first_line(exc):
@@ -107,9 +131,10 @@ def _train_test(args):
 
 
 def _learner_info(cls):
-    """(family, online, input limits) of a learner class, for ``aucopt list``."""
+    """(family, online, merge, input limits) of a learner class, for ``aucopt list``."""
     online = "online" if hasattr(cls, "partial_fit") else "batch"
-    return getattr(cls, "_family", ""), online, getattr(cls, "_limits", "")
+    return (getattr(cls, "_family", ""), online, getattr(cls, "_merge", None) or "-",
+            getattr(cls, "_limits", ""))
 
 
 def _cmd_list(args, out):
@@ -117,11 +142,11 @@ def _cmd_list(args, out):
     from aucopt.registry import BUILTIN, get_class
 
     names = aucopt.available()
-    rows = [("name", "family", "mode", "input", "origin")]
+    rows = [("name", "family", "mode", "merge", "input", "origin")]
     for name, origin in names.items():
-        info = _learner_info(get_class(name)) if origin == BUILTIN else ("", "", "")
+        info = _learner_info(get_class(name)) if origin == BUILTIN else ("", "", "", "")
         rows.append((name, *info, origin))
-    widths = [max(len(r[k]) for r in rows) for k in range(5)]
+    widths = [max(len(r[k]) for r in rows) for k in range(6)]
     for r in rows:
         print("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip(), file=out)
 
@@ -152,9 +177,72 @@ def _cmd_train(args, out):
     import aucopt
 
     learner = aucopt.get(args.learner, **_parse_params(args.param))
-    X, y, X_test, y_test = _train_test(args)
-    _fit_and_report(learner, args.learner, X, y, X_test, y_test, out)
+    if args.stream:
+        _stream_and_report(learner, args, out)
+    else:
+        X, y, X_test, y_test = _train_test(args)
+        _fit_and_report(learner, args.learner, X, y, X_test, y_test, out)
     _save(learner, args.save, out)
+
+
+def _stream_and_report(learner, args, out):
+    """``train --stream``: partial_fit chunk by chunk, one progress line per chunk.
+
+    The held-out sample is ``--holdout`` rows drawn at random (seed 0) from the
+    first chunk (at most half of it); they are never trained on, and the AUC on
+    them after each chunk is the running AUC of the progress lines.
+    """
+    from aucopt.metrics import roc_auc
+
+    if not hasattr(learner, "partial_fit"):
+        raise _UsageError(f"aucopt: error: {args.learner} is a batch learner; --stream "
+                          "needs an online learner (mode 'online' in `aucopt list`)")
+    if args.chunk_size < 1 or args.holdout < 0:
+        raise _UsageError("aucopt: error: --chunk-size must be >= 1 and --holdout >= 0")
+    start = last = time.perf_counter()
+    held, classes, n_rows, n_chunks, nnz = None, None, 0, 0, 0
+    for X, y in _chunks(args.train, args.chunk_size, args.n_features, args.positive):
+        if held is None:
+            classes = np.unique(y)
+            if classes.size != 2:
+                raise _UsageError(
+                    f"aucopt: error: {args.train}: the first chunk holds the labels "
+                    f"{classes.tolist()[:10]}, not two classes: use --positive (or a larger "
+                    "--chunk-size)")
+            pick = np.random.default_rng(0).permutation(y.size)
+            out_rows = np.sort(pick[:min(args.holdout, y.size // 2)])
+            keep = np.sort(pick[out_rows.size:])
+            held = (X[out_rows], y[out_rows])
+            X, y = X[keep], y[keep]
+        learner.partial_fit(X, y, classes=classes)
+        seconds = time.perf_counter() - last  # reading and training the chunk
+        n_rows, n_chunks, nnz = n_rows + y.size, n_chunks + 1, nnz + X.nnz
+        auc = _held_out_auc(roc_auc, learner, held)
+        print(f"chunk {n_chunks:<5d} rows {n_rows:>11,d}  {y.size / seconds:>11,.0f} rows/s  "
+              f"held-out AUC {auc}", file=out, flush=True)
+        last = time.perf_counter()
+    if held is None:
+        raise _UsageError(f"aucopt: error: {args.train}: no rows")
+    seconds = time.perf_counter() - start
+    print(f"learner      {args.learner}  {learner!r}", file=out)
+    print(f"train        {n_rows} rows x {learner.n_features_in_} features, {nnz} non-zeros "
+          f"in {n_chunks} chunks of {args.chunk_size}; read and fit {seconds:.3f} s", file=out)
+    print(f"held-out AUC {_held_out_auc(roc_auc, learner, held)} on {held[1].size} rows of the "
+          "first chunk", file=out)
+    if args.test:
+        scores, labels = [], []
+        for X, y in _chunks(args.test, args.chunk_size, learner.n_features_in_, args.positive):
+            scores.append(learner.decision_function(X))
+            labels.append(y)
+        print(f"test AUC     {roc_auc(np.concatenate(labels), np.concatenate(scores)):.4f}",
+              file=out)
+
+
+def _held_out_auc(roc_auc, learner, held):
+    X, y = held
+    if np.unique(y).size < 2:
+        return "n/a (one class)"
+    return f"{roc_auc(y, learner.decision_function(X)):.4f}"
 
 
 def _cmd_tune(args, out):
@@ -192,7 +280,7 @@ def _cmd_eval(args, out):
     except FileNotFoundError:
         raise _UsageError(f"aucopt: error: {args.model}: no such file") from None
     except (ValueError, OSError) as exc:
-        raise _UsageError(f"aucopt: error: {args.model}: {_first_line(exc)} (write models "
+        raise _UsageError(f"aucopt: error: {_about(args.model, exc)} (write models "
                           "with `aucopt train ... --save`)") from None
     X, y = _read(args.data, model.n_features_in_, args.positive)
     scores = model.decision_function(X)
@@ -256,10 +344,20 @@ def _build_parser():
     sub = parser.add_subparsers(dest="command", parser_class=_Parser)
     sub.required = True
 
-    sub.add_parser("list", help="list the learners: family, online or batch, input limits")
+    sub.add_parser("list", help="list the learners: family, online or batch, how models "
+                                "merge (exact, average or -), input limits")
 
     train = sub.add_parser("train", help="train a learner on an svmlight file")
     _data_options(train)
+    train.add_argument("--stream", action="store_true",
+                       help="read the file in chunks (bounded memory) and train an online "
+                            "learner chunk by chunk (partial_fit), one progress line per "
+                            "chunk: rows/s and the AUC on held-out rows of the first chunk")
+    train.add_argument("--chunk-size", type=int, default=50_000,
+                       help="rows per chunk with --stream (default 50000)")
+    train.add_argument("--holdout", type=int, default=1000,
+                       help="rows of the first chunk held out (never trained on) for the "
+                            "running AUC with --stream; at most half the chunk (default 1000)")
 
     tune = sub.add_parser("tune", help="choose a learner's parameters by cross-validated "
                                        "AUC (its own search space unless --grid)")

@@ -51,3 +51,8 @@ class PluginLoadError(ImportError):
 
 class DataConversionWarning(UserWarning):
     """Input was converted in a way the caller may not expect (e.g. a column-vector y)."""
+
+
+class ConstantModelWarning(UserWarning):
+    """Training ended with a model that scores every training row the same (AUC 0.5):
+    the step size was too small or the regularisation too strong for the data's scale."""

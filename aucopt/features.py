@@ -42,7 +42,7 @@ from aucopt._estimator import Estimator
 from aucopt._state import Array, Scalar
 from aucopt.exceptions import not_fitted_error
 from aucopt.validation import (check_count, check_positive, check_random_state, check_seed,
-                               check_X)
+                               check_X, row_source)
 
 __all__ = ["RandomFourierFeatures", "Nystroem", "KMeansNystroem"]
 
@@ -238,6 +238,7 @@ class _FeatureMap(Estimator):
         """
         self._check_params()
         X = check_X(X)
+        row_source(X).check_finite_norms()  # distances and bandwidths must not overflow
         state = self._fit(X)
         state["n_features_in_"] = X.shape[1]
         self._clear_fitted()

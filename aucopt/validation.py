@@ -297,13 +297,18 @@ def check_positive(name, value, *, allow_zero=False):
         raise ValueError(f"{name} must be finite and {bound}, got {value!r}")
 
 
+# Largest count parameter accepted (kernels keep counts in C longs and doubles).
+MAX_COUNT = 2**53
+
+
 def check_count(name, value, minimum=1, maximum=None):
-    """``value`` must be an integer in ``[minimum, maximum]``."""
+    """``value`` must be an integer in ``[minimum, maximum]`` (``maximum`` at most 2**53)."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise TypeError(f"{name} must be an integer, got {type(value).__name__} {value!r}")
     if value < minimum:
         raise ValueError(f"{name} must be >= {minimum}, got {value!r}")
-    if maximum is not None and value > maximum:
+    maximum = MAX_COUNT if maximum is None else min(maximum, MAX_COUNT)
+    if value > maximum:
         raise ValueError(f"{name} must be <= {maximum}, got {value!r}")
 
 

@@ -655,6 +655,29 @@ def fsauc_ref(X, y, order, R, G, kappa, delta=0.1, steps="lemma"):
     return w
 
 
+def pairwise_square_minimiser(X, y, lam):
+    """Minimiser of ``lam/2 ||w||^2 + sum_{i pos, j neg} (1 - w.(x_i - x_j))^2 /
+    (2 n+ n-)`` (Gao et al. 2013, eq. 2) from every pair difference: the normal
+    equations ``(lam I + D^T D / k) w = D^T 1 / k`` over the ``k = n+ n-`` rows of
+    ``D``."""
+    X = np.asarray(X.toarray() if hasattr(X, "toarray") else X, dtype=float)
+    pos = _pos_mask(y)
+    D = (X[pos][:, None, :] - X[~pos][None, :, :]).reshape(-1, X.shape[1])
+    k = D.shape[0]
+    return np.linalg.solve(lam * np.eye(X.shape[1]) + D.T @ D / k, D.sum(axis=0) / k)
+
+
+def sketched_square_minimiser(Z, q, counts, sums, lam):
+    """The same objective with each class covariance replaced by its centred
+    sketch ``Zc Zc^T / T`` (``Zc = Z - m q^T``, OPAUCr), solved densely (d x d)."""
+    m = sums / counts[:, None]
+    delta = m[1] - m[0]
+    A = lam * np.eye(sums.shape[1]) + np.outer(delta, delta)
+    for c in range(2):
+        Zc = Z[c] - np.outer(m[c], q[c])
+        A += Zc @ Zc.T / counts[c]
+    return np.linalg.solve(A, delta)
+
 
 def lane_hinge_pair_steps(X, pos_rows, neg_rows, lanes, order, lam, t0, rskip,
                           rule="subgradient", askip=0, avg_power=0.0):

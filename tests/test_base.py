@@ -9,7 +9,7 @@ import scipy.sparse as sp
 import aucopt
 from aucopt.base import Learner
 from aucopt.validation import check_random_state, check_X, check_y
-from aucopt.exceptions import DataConversionWarning, NotFittedError
+from aucopt.exceptions import ConstantModelWarning, DataConversionWarning, NotFittedError
 
 
 def _data(seed=0, n=40, d=6):
@@ -202,6 +202,19 @@ def test_works_in_sklearn_grid_search():
                               {"sam__lam": [1e-3, 1e-1]}, scoring="roc_auc", cv=3)
         search.fit(X, y)
     assert search.best_score_ > 0.9
+
+
+@pytest.mark.parametrize("name", ["psam", "solam", "opauc", "spam"])
+def test_a_model_that_ranks_nothing_is_reported(name):
+    """Identical rows in both classes leave w = 0: fit warns instead of returning
+    a constant scorer silently; a model that ranks does not warn."""
+    X = np.array([[1.0, 2.0]] * 4)
+    learner = aucopt.get(name, random_state=0)
+    with pytest.warns(ConstantModelWarning, match="scores every training row the same"):
+        learner.fit(X, [0, 1, 0, 1])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConstantModelWarning)
+        learner.fit(np.array([[1.0, 0.0], [0.0, 1.0]] * 2), [0, 1, 0, 1])
 
 
 def test_long_passes_print_progress_lines_between_the_pass_lines(monkeypatch, capsys):

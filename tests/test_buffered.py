@@ -16,6 +16,7 @@ from aucopt._kernels._buffers import Buffers
 from aucopt._kernels._rows import RowSource
 from aucopt._kernels._weights import Weights
 from aucopt.datasets import Scaler, load, split
+from aucopt.exceptions import ConstantModelWarning
 from aucopt.learners import buffered
 from aucopt.persistence import load as load_model
 from reference import (auc_pairs, buffer_update, buffered_run, cbr_diag_step, cbr_step,
@@ -307,7 +308,8 @@ def test_duplicate_rows_and_huge_values_stay_finite(name):
 def test_kernel_skips_zero_difference_pairs():
     X = np.array([[1.0, 2.0], [1.0, 2.0]])
     for name in NAMES:
-        clf = _learner(name).fit(X, [0, 1])
+        with pytest.warns(ConstantModelWarning, match="scores every training row the same"):
+            clf = _learner(name).fit(X, [0, 1])
         np.testing.assert_array_equal(clf.coef_, 0.0)
         # OAM_gra's rule (margin 0 <= 1) fires and adds C_t z / 2 = 0
         assert clf.n_updates_ == (1 if name == "oam_gra" else 0)

@@ -130,13 +130,13 @@ def test_diverged_fit_exits_2_with_one_line(svm_files, capsys, monkeypatch):
     assert code == 2 and "diverged" in err and err.count("\n") == 1
 
 
-def test_list_shows_family_mode_and_input_limits():
+def test_list_shows_family_mode_merge_and_input_limits():
     code, out = _run(["list"])
     assert code == 0
     header, *rows = out.splitlines()
-    assert header.split() == ["name", "family", "mode", "input", "origin"]
+    assert header.split() == ["name", "family", "mode", "merge", "input", "origin"]
     psam = next(r for r in rows if r.startswith("psam "))
-    assert "online" in psam and "built-in" in psam
+    assert "online" in psam and "average" in psam and "built-in" in psam
 
 
 def test_every_builtin_declares_family_and_input_limits():
@@ -147,3 +147,50 @@ def test_every_builtin_declares_family_and_input_limits():
         if origin == BUILTIN:
             cls = get_class(name)
             assert cls._family and cls._limits, name
+
+
+def test_stream_trains_chunk_by_chunk_like_partial_fit(tmp_path):
+    import aucopt
+    from aucopt.datasets import iter_svmlight
+
+    X, y = load("spambase")
+    perm = np.random.default_rng(0).permutation(y.size)[:1500]
+    path, model = tmp_path / "train.svm", tmp_path / "m.npz"
+    dump_svmlight(X[perm], y[perm], path)
+    code, out = _run(["train", "opaucr", str(path), "--stream", "--chunk-size", "400",
+                      "--holdout", "0", "--param", "random_state=0", "--save", str(model)])
+    assert code == 0, out
+    lines = [line for line in out.splitlines() if line.startswith("chunk ")]
+    assert len(lines) == 4  # 1500 rows in chunks of 400
+    assert all(float(line.split("rows/s")[0].split()[-1].replace(",", "")) > 0
+               for line in lines)
+    reference = aucopt.get("opaucr", random_state=0)
+    for Xc, yc in iter_svmlight(path, chunk_size=400):
+        reference.partial_fit(Xc, yc, classes=[-1.0, 1.0])
+    np.testing.assert_array_equal(aucopt.load(model).decision_function(X),
+                                  reference.decision_function(X))
+
+
+def test_stream_holds_out_rows_of_the_first_chunk(tmp_path, svm_files):
+    train, test = svm_files
+    code, out = _run(["train", "psam", str(train), "--stream", "--chunk-size", "100",
+                      "--holdout", "30", "--test", str(test), "--param", "random_state=0"])
+    assert code == 0, out
+    assert "train        220 rows" in out and "on 30 rows of the first chunk" in out
+    aucs = [float(line.split("held-out AUC")[1]) for line in out.splitlines()
+            if line.startswith("chunk ")]
+    assert len(aucs) == 3 and all(0.5 < a <= 1 for a in aucs)
+    assert 0.5 < float(out.split("test AUC")[1].split()[0]) <= 1
+
+
+def test_stream_refuses_batch_learners_and_one_class_chunks(tmp_path, svm_files, capsys):
+    train, _ = svm_files
+    code, _ = _run(["train", "bam", str(train), "--stream"])
+    assert code == 2 and "batch learner" in capsys.readouterr().err
+    path = tmp_path / "sorted.svm"
+    X, y = load("ionosphere")
+    order = np.argsort(y, kind="stable")
+    dump_svmlight(X[order], y[order], path)
+    code, _ = _run(["train", "psam", str(path), "--stream", "--chunk-size", "50"])
+    err = capsys.readouterr().err
+    assert code == 2 and "--positive" in err and err.count("\n") == 1

@@ -121,3 +121,13 @@ def test_the_readme_plugin_learner_passes_the_contract(monkeypatch):
                 self.coef_ = self.coef_ + 1e-3 * Flaky.calls
 
         testing.check_same_seed_same_model(Flaky())
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("factor", [1e155, 1e300])
+def test_values_whose_squares_overflow_are_refused_clearly(name, factor):
+    X, y = testing.contract_data(0)
+    learner = aucopt.get(name)
+    with pytest.raises(ValueError, match=r"\|\|x\|\|\^2 overflows float64"):
+        learner.fit(X * factor, y)
+    assert not hasattr(learner, "coef_")

@@ -166,7 +166,7 @@ def test_every_array_is_checked_against_the_declared_state(name, tmp_path):
         _write(path, missing, meta_missing)
         with pytest.raises(ValueError, match="malformed model file"):
             aucopt.load(path)
-    forged = dict(meta)
+    forged = dict(meta)  # n_features_in_ no longer matching the arrays
     forged["attributes"] = {**meta["attributes"],
                             "n_features_in_": meta["attributes"]["n_features_in_"] + 32}
     _write(path, members, forged)
@@ -178,8 +178,7 @@ def test_every_array_is_checked_against_the_declared_state(name, tmp_path):
 def test_scalars_and_names_are_checked(name, tmp_path):
     path, members, meta = _saved(name, tmp_path)
     edits = [
-        lambda m: m["attributes"].update(intercept_=float("nan")) if False else
-        m["attributes"].update(intercept_="x"),
+        lambda m: m["attributes"].update(intercept_="x"),
         lambda m: m["attributes"].update(n_features_in_=-3),
         lambda m: m["attributes"].update(__class__="os.system"),
         lambda m: m["params"].update(no_such_parameter=1),
@@ -233,3 +232,72 @@ def test_truncated_and_non_zip_files(tmp_path):
         path.write_bytes(data[:cut])
         with pytest.raises(ValueError, match="not an aucopt model|malformed model file"):
             aucopt.load(path)
+
+
+# ---- cases found by tools/fuzz.py's model target
+
+
+@pytest.mark.parametrize("name, section, key, value", [
+    ("psam", "params", "askip", 2**64),          # a count beyond a C long
+    ("sam", "params", "rskip", 10**30),
+    ("oam_gra", "attributes", "n_updates_", 2**63),
+    ("adaoam", "attributes", "lam_", 0.0),        # a resolved parameter lam= would refuse
+    ("opauc", "attributes", "eta_", -1.0),
+])
+def test_out_of_range_numbers_are_malformed(name, section, key, value, tmp_path):
+    path, members, meta = _saved(name, tmp_path)
+    assert key in meta[section]
+    meta[section][key] = value
+    _write(path, members, meta)
+    with pytest.raises(ValueError, match="malformed model file"):
+        aucopt.load(path)
+
+
+def test_a_huge_weight_scale_gives_a_clear_error_not_infinite_scores(tmp_path):
+    path, members, meta = _saved("bam", tmp_path)
+    meta["attributes"]["weights_scale_"] = 1e308
+    _write(path, members, meta)
+    model = aucopt.load(path)  # finite and in range: a legal (if absurd) model
+    X, _ = _data(d=model.n_features_in_)
+    with pytest.raises(FloatingPointError, match="non-finite scores"):
+        model.decision_function(X)
+
+
+def test_a_member_with_an_unknown_compression_is_malformed(tmp_path):
+    path, _, _ = _saved("sam", tmp_path)
+    data = bytearray(path.read_bytes())
+    # central directory entries: the compression method is at offset 10
+    at = data.index(b"PK\x01\x02")
+    while at >= 0:
+        data[at + 10:at + 12] = (99).to_bytes(2, "little")
+        at = data.find(b"PK\x01\x02", at + 4)
+    path.write_bytes(bytes(data))
+    with pytest.raises(ValueError, match="malformed model file|not an aucopt model"):
+        aucopt.load(path)
+
+
+def test_a_huge_but_finite_parameter_loads_and_trains(tmp_path):
+    """adaDSGD with growth = 1e308 (legal: > 1): the next stage is all rows, no overflow."""
+    path, members, meta = _saved("adadsgd", tmp_path)
+    meta["params"]["growth"] = 1e308
+    _write(path, members, meta)
+    model = aucopt.load(path)
+    X, y = _data(d=model.n_features_in_)
+    model.partial_fit(X, np.where(y == "pos", model.classes_[1], model.classes_[0]))
+    assert np.isfinite(model.decision_function(X)).all()
+
+
+def test_an_npy_header_that_does_not_tokenize_is_malformed(tmp_path):
+    """numpy parses the header dict with ``tokenize``: an unclosed bracket raises
+    ``tokenize.TokenError``, which must surface as a malformed file too."""
+    path, _, _ = _saved("sam", tmp_path)
+    rebuilt = tmp_path / "bad_header.npz"
+    header = b"{'descr': '<f8', 'fortran_order': False, 'shape': (8, 1), \n"
+    with zipfile.ZipFile(path) as src, zipfile.ZipFile(rebuilt, "w") as dst:
+        for n in src.namelist():
+            data = src.read(n)
+            if n == "weights_.npy":
+                data = b"\x93NUMPY\x01\x00" + len(header).to_bytes(2, "little") + header
+            dst.writestr(n, data)
+    with pytest.raises(ValueError, match="malformed model file: array 'weights_'"):
+        aucopt.load(rebuilt)

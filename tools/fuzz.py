@@ -40,6 +40,19 @@ Targets
     compares with the plain-Python reference parser of that test module:
     the same rows bit for bit as canonical CSR, or a ValueError naming the
     line the reference rejects.
+``model``
+    ``aucopt.load`` on model files of every built-in learner (fitted in the
+    parent on :func:`aucopt.testing.contract_data`), edited structurally --
+    metadata values set to boundary, huge, negative, NaN, wrong-typed or
+    nested values, keys dropped or added, the learner name swapped; arrays
+    shrunk, grown, transposed, retyped, stored in Fortran order, given NaN,
+    infinite, huge or negative entries (out-of-range indices); members dropped
+    or added -- or byte-mutated as zip archives. Documented rule: ``load``
+    either raises ``ValueError`` or returns a model on which
+    ``decision_function``, ``partial_fit`` (online learners) and a save/load
+    round trip either work (finite scores) or raise ``ValueError`` /
+    ``FloatingPointError``. Any other exception is a disagreement; a crash is
+    a memory error the checks let through.
 """
 import os
 
@@ -48,9 +61,11 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 
 import argparse  # noqa: E402
 import bz2  # noqa: E402
+import contextlib  # noqa: E402
 import faulthandler  # noqa: E402
 import functools  # noqa: E402
 import hashlib  # noqa: E402
+import io  # noqa: E402
 import json  # noqa: E402
 import random  # noqa: E402
 import select  # noqa: E402
@@ -59,7 +74,10 @@ import sys  # noqa: E402
 import tempfile  # noqa: E402
 import time  # noqa: E402
 import traceback  # noqa: E402
+import warnings  # noqa: E402
 from typing import Callable, NamedTuple  # noqa: E402
+
+import numpy as np  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUT = os.path.join(REPO, "tools", "out")
@@ -171,8 +189,167 @@ def _svmlight_setup():
     rules.scratch_dir()  # created here, so that the children share (and do not leak) it
 
 
+# ---------------------------------------------------------------- model target
+
+_MODELS = {}  # learner name -> bytes of its saved model (filled by _model_setup)
+_META = "__aucopt_meta__"
+
+
+def _model_setup():
+    import aucopt
+    from aucopt.testing import contract_data
+    X, y = contract_data(0)
+    for name, origin in sorted(aucopt.available().items()):
+        if origin != "built-in":
+            continue
+        learner = aucopt.get(name)
+        if "random_state" in learner.get_params():
+            learner.set_params(random_state=0)
+        buf = io.BytesIO()
+        learner.fit(X, y).save(buf)
+        _MODELS[name] = buf.getvalue()
+
+
+def _odd_value(rnd, value):
+    """A replacement for a JSON value: a boundary, huge, wrong-typed or nested one."""
+    pool = [0, -1, 1, 2, 2 ** 31, 2 ** 63 - 1, -2 ** 63, 2 ** 64, 10 ** 30, 1e308, -1e308,
+            float("nan"), float("inf"), -0.0, 0.5, "x", "", None, True, False, [], {},
+            [value], {"__generator__": value}, {"__generator__": {"bit_generator": "PCG64"}},
+            [[[[]]]]]
+    if isinstance(value, bool) or value is None:
+        return rnd.choice(pool)
+    if isinstance(value, (int, float)):
+        pool += [value + 1, value - 1, value * 2, -value, value * 1e6,
+                 value // 2 if isinstance(value, int) else value / 2]
+    return rnd.choice(pool)
+
+
+def _edit_array(rnd, a):
+    """``a`` reshaped, retyped or given odd entries (one edit)."""
+    op = rnd.randrange(6)
+    if op == 0 and a.ndim and a.dtype.kind != "U":  # one index fewer or more on an axis
+        axis = rnd.randrange(a.ndim)
+        if a.shape[axis] and rnd.random() < 0.5:
+            return np.delete(a, -1, axis=axis)
+        pad = [(0, 0)] * a.ndim
+        pad[axis] = (0, 1)
+        return np.pad(a, pad)
+    if op == 1:  # another shape with the same number of entries
+        return a.T.copy() if rnd.random() < 0.5 else a.reshape(-1) if a.ndim != 1 else a.reshape(1, -1)
+    if op == 2:  # another dtype
+        return a.astype(rnd.choice([np.float32, np.int32, np.int64, np.uint64, np.bool_,
+                                    np.float64, np.int8, np.complex128, "<U3", ">f8"]))
+    if op == 3 and a.ndim == 2:
+        return np.asfortranarray(a)
+    b = a.copy()
+    if b.size:  # odd entries at random places
+        flat = b.reshape(-1)
+        for _ in range(rnd.randint(1, 3)):
+            i = rnd.randrange(flat.size)
+            if b.dtype.kind == "f":
+                flat[i] = rnd.choice([np.nan, np.inf, -np.inf, 1e300, -1e300, 5e-324, 0.0])
+            elif b.dtype.kind in "iu":
+                info = np.iinfo(b.dtype)
+                odd = rnd.choice([info.min, info.max, -1, 0, 1, flat.size, flat.size + 1,
+                                  2 ** 31 - 1])
+                flat[i] = min(max(odd, info.min), info.max)
+            elif b.dtype.kind == "b":
+                flat[i] = not flat[i]
+    return b
+
+
+def _edit_model(rnd, meta, arrays):
+    """Apply one structural edit to ``meta`` (dict) / ``arrays`` (name -> array) in place."""
+    op = rnd.randrange(7)
+    section = rnd.choice(["params", "attributes"])
+    where = meta.get(section) if isinstance(meta.get(section), dict) else None
+    if op <= 1 and where:  # a parameter or a scalar attribute
+        key = rnd.choice(sorted(where))
+        where[key] = _odd_value(rnd, where[key])
+        return f"set {section} {key}"
+    if op == 2 and arrays:
+        key = rnd.choice(sorted(arrays))
+        with warnings.catch_warnings():  # casts of NaN or huge values are the point
+            warnings.simplefilter("ignore", RuntimeWarning)
+            arrays[key] = _edit_array(rnd, arrays[key])
+        return f"edit array {key}"
+    if op == 3 and where is not None:  # drop or add a key
+        if where and rnd.random() < 0.5:
+            key = rnd.choice(sorted(where))
+            del where[key]
+            return f"drop {section} {key}"
+        key = rnd.choice(["n_features_in_", "coef_", "x_", "__class__", "weights_"])
+        where[key] = _odd_value(rnd, 1)
+        return f"add {section} {key}"
+    if op == 4:  # another learner's name, or a top-level field
+        key = rnd.choice(["learner", "learner", "format_version", "arrays", "params"])
+        meta[key] = rnd.choice(sorted(_MODELS)) if key == "learner" else \
+            _odd_value(rnd, meta.get(key))
+        return f"top-level {key}"
+    listed = meta.get("arrays") if isinstance(meta.get("arrays"), list) else []
+    if op == 5 and arrays:  # drop an array member, listed or not
+        key = rnd.choice(sorted(arrays))
+        del arrays[key]
+        if rnd.random() < 0.5 and key in listed:
+            listed.remove(key)
+        return f"drop array {key}"
+    key = rnd.choice(["extra_", "coef_", "weights_", "n_features_in_"])  # add a member
+    arrays[key] = _edit_array(rnd, np.zeros(rnd.choice([(3,), (2, 2), (0,)])))
+    if rnd.random() < 0.5:
+        listed.append(key)
+    return f"add array {key}"
+
+
+def _model_generate(rnd):
+    name = rnd.choice(sorted(_MODELS))
+    blob = _MODELS[name]
+    if rnd.random() < 0.2:  # byte-level: mostly broken archives
+        return mutate(rnd, blob, list(_MODELS.values())[:3]), {"learner": name, "ops": ["bytes"]}
+    with np.load(io.BytesIO(blob)) as npz:  # our own trusted file
+        arrays = {k: npz[k] for k in npz.files}
+    meta = json.loads(arrays.pop(_META).tobytes())
+    ops = [_edit_model(rnd, meta, arrays) for _ in range(rnd.choice([1, 1, 1, 2, 3]))]
+    arrays[_META] = np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)
+    buf = io.BytesIO()
+    np.savez(buf, **arrays)
+    return buf.getvalue(), {"learner": name, "ops": ops}
+
+
+def _model_check(data, options):
+    import aucopt
+    try:
+        model = aucopt.load(io.BytesIO(data))
+    except ValueError:
+        return "rejected"
+    import scipy.sparse as sp
+    d = model.n_features_in_
+    rng = np.random.default_rng(0)
+    cols = np.unique(np.r_[np.arange(min(d, 8)), d - 1])
+    X = sp.csr_matrix((rng.standard_normal((6, cols.size)).ravel(),
+                       np.tile(cols, 6), np.arange(7) * cols.size), shape=(6, d))
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):  # a mutated ``verbose`` prints
+            _use_model(model, X)
+    except (ValueError, FloatingPointError):
+        pass  # a clear refusal of this model's use is allowed
+    return "accepted"
+
+
+def _use_model(model, X):
+    import aucopt
+    y = np.array([0, 1, 0, 1, 1, 0])
+    model.decision_function(X)  # finite scores, or FloatingPointError
+    if hasattr(model, "partial_fit"):
+        model.partial_fit(X, y)
+        model.decision_function(X)
+    buf = io.BytesIO()
+    model.save(buf)
+    aucopt.load(io.BytesIO(buf.getvalue()))
+
+
 TARGETS = {
     "svmlight": Target(_svmlight_generate, _svmlight_check, _svmlight_setup),
+    "model": Target(_model_generate, _model_check, _model_setup),
 }
 
 

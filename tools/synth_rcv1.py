@@ -20,6 +20,7 @@ and, with ``--svmlight``, ``<out>.svm`` (1-based, readable by
 of rows in memory beyond the CSR it returns.
 """
 import argparse
+import functools
 import os
 import sys
 import time
@@ -73,17 +74,30 @@ class _Law:
         return X
 
 
+@functools.lru_cache(maxsize=2)
+def _law(seed):
+    return _Law(seed)
+
+
+def block(index, n_rows=BLOCK, seed=0):
+    """Rows ``[index * BLOCK, index * BLOCK + n_rows)`` of the task as ``(X, y)``
+    (``n_rows <= BLOCK``), drawn without the blocks before it: workers of a cluster
+    can each make their own."""
+    law = _law(seed)
+    rng = np.random.default_rng([seed, 2, index])
+    X = law.block(rng, n_rows)
+    y = np.where(X @ law.w > law.threshold, 1.0, -1.0)
+    flip = rng.random(y.size) < LABEL_NOISE
+    y[flip] = -y[flip]
+    return X, y
+
+
 def generate(n_rows=N_ROWS, seed=0, verbose=False):
     """Return ``(X, y)``: an rcv1-shaped CSR matrix and labels in {-1, +1}."""
-    law = _Law(seed)
     parts, labels = [], []
     t0 = time.perf_counter()
     for b, start in enumerate(range(0, n_rows, BLOCK)):
-        rng = np.random.default_rng([seed, 2, b])
-        X = law.block(rng, min(BLOCK, n_rows - start))
-        y = np.where(X @ law.w > law.threshold, 1.0, -1.0)
-        flip = rng.random(y.size) < LABEL_NOISE
-        y[flip] = -y[flip]
+        X, y = block(b, min(BLOCK, n_rows - start), seed)
         parts.append(X)
         labels.append(y)
         if verbose:

@@ -9,6 +9,7 @@ computed on first access (so a streaming ``partial_fit`` never reads out the
 whole model).
 """
 import math
+import textwrap
 
 import numpy as np
 
@@ -18,7 +19,7 @@ from aucopt.validation import check_count, check_positive, check_seed
 
 __all__ = ["WeightsModel", "ElasticNetModel", "weights_state", "settle", "writable",
            "EPOCH_PARAMS", "check_epochs", "SHUFFLE_PARAMS", "check_shuffle",
-           "auto_or_positive"]
+           "auto_or_positive", "merge_doc", "AVERAGED_WEIGHTS", "WEIGHTED_AVERAGES"]
 
 # A pass of at least d / SETTLE_RATIO steps folds the weight vector's scale at its
 # end: the O(d) fold is then amortised over the pass's O(nnz) steps.
@@ -97,6 +98,26 @@ def settle(w, n_steps):
         w.py_fold()
 
 
+# Merge rules of the weight vector's parts (names of WeightsModel._merge_values): the
+# iterate is averaged by the models' weights; the running average is pooled: the sums
+# of the snapshots and their weights add (the average of all the parts' snapshots).
+AVERAGED_WEIGHTS = {"w": "mean", "w_sum": "sum", "w_q": "sum"}
+# Averages whose snapshot weights grow with the step count (ASAM / PSAM's avg_power):
+# pooling the snapshots would let the longest part dominate, so the merged average is
+# the models' averages averaged with the merge weights; the snapshot weights still add
+# (the average continues in the same units)
+WEIGHTED_AVERAGES = {"w": "mean", "w_avg": "mean", "w_q": "sum"}
+
+
+def merge_doc(kind, what):
+    """The paragraph of a learner docstring saying how its models merge (``kind``
+    as the learner's ``_merge``; ``what`` the rest of the sentence)."""
+    head = {"exact": "exact", "average": "by weighted averaging (an approximation)"}[kind]
+    text = " ".join(f"Merging: {head}. :meth:`merge` (and :func:`aucopt.dask.fit`) {what}"
+                    .split())
+    return "\n" + textwrap.fill(text, 84, initial_indent="    ", subsequent_indent="    ")
+
+
 class _CoefFromState:
     """``coef_`` computed from the state on first access (read-only, cached)."""
 
@@ -160,12 +181,60 @@ class WeightsModel(_CoefFromState):
         return self._weights().scores(rows, self._averaged)
 
     def _weight_norm(self):
-        return math.sqrt(max(self.weights_scale_ ** 2 * self.weights_vsq_, 0.0))
+        return abs(self.weights_scale_) * math.sqrt(self.weights_vsq_)  # no overflow of scale**2
 
     def _check_state(self):
         super()._check_state()
         if self.weights_scale_ == 0.0:
             raise ValueError("weights_scale_ is 0")
+
+    # merge: "w" the iterate, "w_sum" / "w_q" the running average's sum of snapshots
+    # and their total weight (average = w_sum / w_q), "w_avg" the average itself,
+    # "w_col<k>" a rule's state column k
+
+    def _merge_values(self):
+        values = super()._merge_values()
+        rules = self._merge_spec()
+        w = self._weights()
+        first = 2 if self._averaged else 1
+        parts = {"w": w.coef}
+        if self._averaged:
+            parts.update(w_sum=lambda: self.weights_avg_q_ * w.average(),
+                         w_avg=w.average, w_q=lambda: self.weights_avg_q_)
+        for k in range(first, self.weights_.shape[1]):
+            parts[f"w_col{k}"] = lambda k=k: self.weights_[:, k].copy()
+        values.update({name: get() for name, get in parts.items() if name in rules})
+        return values
+
+    def _merge_store(self, values):
+        parts = {k: values.pop(k) for k in list(values)
+                 if k in ("w", "w_sum", "w_avg", "w_q") or k.startswith("w_col")}
+        super()._merge_store(values)
+        if parts:
+            q = parts.pop("w_q", 0.0)
+            average = parts.pop("w_avg", None)
+            total = parts.pop("w_sum", None) if average is None else q * average
+            self._set_weights(parts.pop("w", None), total, q,
+                              {int(k[len("w_col"):]): v for k, v in parts.items()})
+
+    def _set_weights(self, w=None, total=None, q=0.0, columns=None):
+        """A new weight state holding ``w`` (None: the current iterate), a running
+        average of sum ``total`` over snapshots of total weight ``q``, and state
+        columns ``{k: column}`` (the others are kept); scale 1."""
+        old = self.weights_
+        state = np.array(old, dtype=np.float64, order="C")
+        if w is None:
+            w = self._weights().coef()
+        state[:, 0] = w
+        if self._averaged:
+            state[:, 1] = -total if q > 0 else 0.0  # the sum avg_c v - u at avg_c = 0
+            self.weights_avg_c_ = 0.0
+            self.weights_avg_q_ = float(q)
+        for k, column in (columns or {}).items():
+            state[:, k] = column
+        self.weights_ = state
+        self.weights_scale_ = 1.0
+        self.weights_vsq_ = float(w @ w)
 
 
 class ElasticNetModel(_CoefFromState):
@@ -198,6 +267,20 @@ class ElasticNetModel(_CoefFromState):
 
     def _raw_scores(self, rows):
         return self._weights().scores(rows)
+
+    def _merge_values(self):
+        values = super()._merge_values()
+        if "w" in self._merge_spec():
+            values["w"] = self._coef()
+        return values
+
+    def _merge_store(self, values):
+        w = values.pop("w", None)
+        super()._merge_store(values)
+        if w is not None:
+            state = ElasticNetWeights.fresh(w.shape[0])
+            state[:, 0] = w
+            self.weights_, self.weights_P_, self.weights_R_ = state, 1.0, 0.0
 
     def _check_state(self):
         super()._check_state()

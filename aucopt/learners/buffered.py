@@ -41,7 +41,7 @@ from aucopt._kernels._buffers import Buffers
 from aucopt._state import Array, Generator, Scalar
 from aucopt.base import BaseLearner, OnlineMixin
 from aucopt.learners._common import (WeightsModel, auto_or_positive, check_shuffle,
-                                     weights_state)
+                                     merge_doc, weights_state)
 from aucopt.validation import (check_choice, check_count, check_positive, check_random_state,
                                check_seed, check_state_bytes)
 
@@ -109,6 +109,8 @@ class _Buffered(WeightsModel, OnlineMixin, BaseLearner):
         "buffer_top_": Scalar(int, low=0, optional=True),
     }
     _divergence_hint = "lower C"
+    _merge = "average"
+    _merge_rules = {"w": "mean", "t_": "sum", "n_updates_": "sum"}
     _features_fix = "raise max_state_bytes"
     _stream = "chunks"  # partial_fit over the chunks of a stream == fit on all of it
     _shuffles = True
@@ -217,22 +219,85 @@ class _Buffered(WeightsModel, OnlineMixin, BaseLearner):
         if "buffer_layout_" not in self.__dict__:
             self._init_layout(rows.dense)
 
-    def _open_buffers(self):
+    def _open_buffers(self, state=None):
         """The buffers for this call; what the kernel writes in place is journaled
-        (dense block, by slot), undone (pool tail) or copied (slot metadata)."""
-        tx = self._tx
-        common = {key[len("buffer_"):-1]: tx.backup(getattr(self, key))
-                  for key in _SLOT_ARRAYS}
-        if self.buffer_layout_ == "dense":
+        (dense block, by slot), undone (pool tail) or copied (slot metadata).
+        With ``state`` (``{attribute: array}``), a view of those arrays instead,
+        outside any call (for reading, or filling new arrays)."""
+        tx = self._tx if state is None else None
+        a = self.__dict__ if state is None else state
+        backup = tx.backup if tx else (lambda array: array)
+        common = {key[len("buffer_"):-1]: backup(a[key]) for key in _SLOT_ARRAYS}
+        if "buffer_rows_" in a:
             return Buffers(self.buffer_size_, self._model_features(),
-                           self.buffer_policy_ == "reservoir", rows=self.buffer_rows_,
-                           journal=tx.journal(self.buffer_rows_), **common)
-        tx.track(_PoolTail(self.buffer_values_, self.buffer_indices_, self.buffer_top_))
+                           self.buffer_policy_ == "reservoir", rows=a["buffer_rows_"],
+                           journal=tx.journal(a["buffer_rows_"]) if tx else None, **common)
+        if tx:
+            tx.track(_PoolTail(a["buffer_values_"], a["buffer_indices_"], a["buffer_top_"]))
         return Buffers(self.buffer_size_, self._model_features(),
                        self.buffer_policy_ == "reservoir",
-                       start=tx.backup(self.buffer_start_), nnz=tx.backup(self.buffer_nnz_),
-                       values=self.buffer_values_, indices=self.buffer_indices_,
-                       top=self.buffer_top_, **common)
+                       start=backup(a["buffer_start_"]), nnz=backup(a["buffer_nnz_"]),
+                       values=a["buffer_values_"], indices=a["buffer_indices_"],
+                       top=a["buffer_top_"], **common)
+
+    # ---- merging
+
+    def _merge_check(self, models, base):
+        super()._merge_check(models, base)
+        if base is not None:
+            raise ValueError(f"{type(self).__name__} trains in one pass: a base (rounds "
+                             "of parameter mixing) does not apply")
+        layouts = {m.buffer_layout_ for m in models}
+        if len(layouts) > 1:
+            raise ValueError(f"cannot merge {type(self).__name__} models whose buffers "
+                             "hold dense and sparse rows: train every part on the same "
+                             "input form")
+
+    def _merge_extra(self, models, weights, base):
+        """The buffers of one stream over the concatenated rows, the models' rows
+        in argument order: a reservoir is a uniform sample of all rows seen (a
+        multivariate hypergeometric draw of how many come from each model, then
+        that many of its buffered rows), FIFO keeps the most recent rows."""
+        M, slots = self.buffer_size_, 2 * self.buffer_size_
+        state = {"buffer_count_": np.zeros(2, dtype=np.int64),
+                 "buffer_seen_": np.zeros(2, dtype=np.int64),
+                 "buffer_head_": np.zeros(2, dtype=np.int64),
+                 "buffer_arrival_": np.full(slots, -1, dtype=np.int64),
+                 "buffer_sqnorm_": np.zeros(slots)}
+        if self.buffer_layout_ == "dense":
+            state["buffer_rows_"] = np.zeros((slots, self._model_features()))
+        else:
+            state.update(buffer_start_=np.zeros(slots, dtype=np.int64),
+                         buffer_nnz_=np.zeros(slots, dtype=np.int64),
+                         buffer_values_=np.zeros(0), buffer_indices_=np.zeros(0, np.int32),
+                         buffer_top_=0)
+        merged = self._open_buffers(state)
+        views = [m._open_buffers(m.__dict__) for m in models]
+        offsets = np.cumsum([0] + [m.t_ for m in models[:-1]])
+        rng = self.random_state_
+        for cls in range(2):
+            seen = np.array([m.buffer_seen_[cls] for m in models], dtype=np.int64)
+            keep = int(min(M, seen.sum()))
+            held = [[(t + off, idx, val) for t, idx, val in view.contents(cls)]
+                    for view, off in zip(views, offsets)]
+            if self.buffer_policy_ == "reservoir":
+                take = rng.multivariate_hypergeometric(seen, keep)
+                rows = [rows[i] for rows, k in zip(held, take)
+                        for i in np.sort(rng.choice(len(rows), k, replace=False))]
+                head = 0
+            else:
+                rows = [row for rows in held for row in rows]
+                rows = rows[len(rows) - keep:]
+                head = int((seen.sum() - M) % M) if seen.sum() >= M else 0
+            for s in range(keep):  # FIFO: slot (head + j) % M holds the j-th oldest row
+                t, idx, val = rows[(s - head) % M]
+                merged.py_push(cls, idx, val, t=t)
+            state["buffer_seen_"][cls] = seen.sum()
+            state["buffer_head_"][cls] = head
+        if self.buffer_layout_ == "sparse":
+            state["buffer_values_"], state["buffer_indices_"] = merged.pool()
+            state["buffer_top_"] = int(merged.top)
+        return state
 
     def _pass(self, rows, y, index):
         w = self._open_weights()
@@ -419,12 +484,23 @@ _COMMON_PARAMS = """\
 """
 
 
+_MERGE_DOC = merge_doc("average", """averages the ranking vector (and the
+    covariance of ``cbr``, the variances of ``cbr_diag``) with the models' weights (by
+    default the rows each received) and adds the counts. The buffers become those
+    of one stream over the models' rows in argument order: a reservoir is a uniform
+    sample of all the rows seen, drawn from the models' reservoirs; FIFO keeps the
+    most recent rows.""")
+
+
 def _documented(size, policy, size_note, vector, updates, columns=1, column_note="",
                 extra_state="", attrs=""):
-    """Append the parameters and attributes every buffered learner shares."""
+    """Append the parameters and attributes every buffered learner shares (and the
+    merge paragraph, before the parameters)."""
     indent = " " * 8
 
     def deco(cls):
+        cls.__doc__ = cls.__doc__.replace("\n    Parameters\n",
+                                          _MERGE_DOC + "\n\n    Parameters\n", 1)
         weights_note = (f"The weight primitive's state: column 0 is the ranking vector"
                         f"{column_note}.")
         cls.__doc__ = (cls.__doc__.rstrip() + "\n" + _COMMON_PARAMS.format(
@@ -601,6 +677,7 @@ class CBR(_ConfidenceWeighted):
     _family = "buffered confidence-weighted (full covariance)"
     _limits = "dense or sparse, d up to ~23k (d x d covariance); O(M d^2) per row"
     _state = {"covariance_": Array("f8", ("d", "d"))}
+    _merge_rules = {"covariance_": "mean"}
     _features_fix = ("for high-dimensional data use cbr_diag (diagonal covariance, O(d) "
                      "state, sparse updates), or raise max_state_bytes")
 
@@ -699,6 +776,7 @@ class CBRDiag(_ConfidenceWeighted):
     _reading = ("diag_update", ("precision", "dissertation"))
     _columns = 2
     _state = weights_state(2)
+    _merge_rules = {"w_col1": "mean"}
 
     def __init__(self, C="auto", eta=0.7, buffer_size=50, buffer="fifo",
                  diag_update="precision", shuffle=True, random_state=None, verbose=0,

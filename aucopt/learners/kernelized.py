@@ -107,12 +107,22 @@ class _Mapped:
         super()._check_params()
         self._new_map()._check_params()
 
+    def _merge_check(self, models, base):
+        super()._merge_check(models, base)
+        for model in models[1:] + ([base] if base is not None else []):
+            mine, theirs = self._map_attributes(), model._map_attributes()
+            if any(not np.array_equal(mine[k], theirs[k]) for k in mine):
+                raise ValueError(f"cannot merge {type(self).__name__} models with different "
+                                 "feature maps (each fitted its map on its own data): give "
+                                 "the map's parameters (e.g. sigma) and one random_state")
+
     def _fit_map(self, X, y, stream):
         """The map fitted on the first data (a learner may collect it otherwise)."""
         return self._new_map().fit(X)
 
     def _input_rows(self, X, fit_map, norms=True, y=None, stream=False):
         if fit_map:
+            row_source(X).check_finite_norms()  # before any distance or bandwidth
             fmap = self._fit_map(X, y, stream)
             for key, value in fmap.__dict__.items():
                 if key.endswith("_") and key != "n_features_in_":
@@ -159,8 +169,25 @@ _COMPOSED = """
     """
 
 
+_MERGE = """    Merging: as {inner}, for models with the same fitted map (refused
+    otherwise: a map fitted on each part's own data differs).
+"""
+
+
+def _merge_note(cls, inner):
+    """Put the merge paragraph of a composition before its parameters."""
+    name = "the buffered learners" if inner.__name__.startswith("_") \
+        else f":class:`{inner.__name__}`"
+    doc = cls.__doc__.rstrip() + "\n"
+    at = doc.find("\n    Parameters\n")
+    cls.__doc__ = (doc[:at + 1] + _MERGE.format(inner=name) + doc[at:] if at >= 0
+                   else doc + "\n" + _MERGE.format(inner=name))
+
+
 def _composed(inner, fmap, map_params, extra=""):
     def deco(cls):
+        if inner._merge:
+            _merge_note(cls, inner)
         cls.__doc__ = cls.__doc__.rstrip() + _COMPOSED.format(
             map_params=map_params, inner=inner.__name__, map=fmap.__name__, extra=extra)
         return cls
@@ -562,3 +589,6 @@ class NOAM(_Mapped, _BufferOGD):
         if w0 is not None:
             self.weights_[:, 0] = w0
             self.weights_vsq_ = float(w0 @ w0)
+
+
+_merge_note(NOAM, _BufferOGD)

@@ -33,9 +33,9 @@ from aucopt._kernels._square import ClassSums
 from aucopt._kernels._weights import Weights, dense_scores
 from aucopt._state import Array, Generator, Scalar
 from aucopt.base import BaseLearner
-from aucopt.learners._common import (EPOCH_PARAMS, SHUFFLE_PARAMS, WeightsModel,
-                                     auto_or_positive, check_epochs, check_shuffle, settle,
-                                     weights_state)
+from aucopt.learners._common import (AVERAGED_WEIGHTS, EPOCH_PARAMS, SHUFFLE_PARAMS,
+                                     WeightsModel, auto_or_positive, check_epochs,
+                                     check_shuffle, merge_doc, settle, weights_state)
 from aucopt.learners._objectives import mean_pair_square
 from aucopt.learners._fsauc_core import fsauc_fit
 from aucopt.learners.square import _Streaming, class_sum_state, open_class_sums, tail_doc
@@ -47,6 +47,25 @@ __all__ = ["SOLAM", "SPAM", "SPDAM", "FSAUC"]
 
 _AVERAGED = """
         The averaged ``w``."""
+
+_SOLAM_MERGE = merge_doc("average", """averages the current ``w``, ``a``, ``b``,
+    ``alpha`` with the models' weights (by default the rows each trained on) and
+    pools the averaged ones: the merged averages are those of all the parts'
+    iterates (their step-size sums add). The step and positive counters, which set
+    the step size and the positive rate, are weighted means (the schedule continues
+    where the parts' schedules stand), ``kappa_`` is the largest; with ``base`` it
+    is a round of iterative parameter mixing.""")
+
+_SPAM_MERGE = merge_doc("average", """averages ``w`` and the step counter (the
+    schedule continues where the parts' stand) with the models' weights (by default
+    the rows each trained on) and adds the class statistics (exactly: the merged
+    means and positive rate are those of all the rows); ``a_``, ``b_`` follow from
+    the merged ``w`` and means.""")
+
+_SPDAM_MERGE = merge_doc("average", """averages ``coef_`` with the models'
+    weights (equal by default: a model does not record its number of rows;
+    :func:`aucopt.dask.fit` passes them): one-shot parameter averaging of fits on
+    the shards.""")
 
 
 def _means(counts, sums):
@@ -73,6 +92,7 @@ class SOLAM(_Streaming):
     and the output is the gamma-weighted average of the pre-update iterates. O(nnz)
     per step: ``w`` is a scaled vector with a maintained norm (O(1) projection) and
     an exact lazy weighted average.
+{_SOLAM_MERGE}
 
     Parameters
     ----------
@@ -128,6 +148,11 @@ class SOLAM(_Streaming):
         "a_last_": Scalar(float), "b_last_": Scalar(float), "alpha_last_": Scalar(float),
         "kappa_": Scalar(float, low=0.0),
     }
+    _merge = "average"
+    # the averages a_, b_, alpha_ share w's snapshot weights: pooled as their sums
+    _merge_rules = {**AVERAGED_WEIGHTS, "t_": "mean", "n_pos_": "mean", "kappa_": "max",
+                    **{k: "mean" for k in ("a_last_", "b_last_", "alpha_last_")},
+                    **{k: "sum" for k in ("a_sum", "b_sum", "alpha_sum")}}
 
     def __init__(self, eta="auto", lam=0.0, R="auto", kappa=None, n_epochs="auto", tol=1e-3,
                  n_iter_no_change=2, max_epochs=50, shuffle=True, random_state=None,
@@ -171,6 +196,18 @@ class SOLAM(_Streaming):
         super()._check_state()
         if self.n_pos_ > self.t_:
             raise ValueError(f"n_pos_ = {self.n_pos_} exceeds t_ = {self.t_}")
+
+    def _merge_values(self):
+        values = super()._merge_values()
+        values.update({f"{k}sum": self.weights_avg_q_ * getattr(self, k)
+                       for k in ("a_", "b_", "alpha_")})
+        return values
+
+    def _merge_store(self, values):
+        sums = {k: values.pop(f"{k}sum") for k in ("a_", "b_", "alpha_")}
+        super()._merge_store(values)
+        q = self.weights_avg_q_
+        self.__dict__.update({k: v / q if q > 0 else 0.0 for k, v in sums.items()})
 
     def _init_state(self, n_features):
         self._init_weights(n_features)
@@ -218,6 +255,7 @@ class SPAM(_Streaming):
     elastic-net prox (whose printed argmin equals ``soft(w_hat, eta lam1)/(1 + eta
     lam)``) stays O(d) per step because ``a`` and ``b`` need all of ``w``. The paper
     does not report SPAM-NET's L2 weight; ``lam`` is used for it.
+{_SPAM_MERGE}
 
     Parameters
     ----------
@@ -268,6 +306,9 @@ class SPAM(_Streaming):
         "t0_": Scalar(float, low=0.0),
         "random_state_": Generator(),
     }
+    _merge = "average"
+    _merge_rules = {"w": "mean", "t_": "mean", "class_count_": "sum", "class_sum_": "sum",
+                    "t0_": "mean"}
 
     def __init__(self, penalty="l2", lam="auto", lam1=1e-4, eta=1.0, t0=None, schedule="inv",
                  n_epochs="auto", tol=1e-3, n_iter_no_change=2, max_epochs=50,
@@ -340,6 +381,11 @@ class SPAM(_Streaming):
             self.a_ = (self.a_ * max(old[1], 1.0) + scores[y > 0].sum()) / max(new[1], 1.0)
             self.b_ = (self.b_ * max(old[0], 1.0) + scores[y < 0].sum()) / max(new[0], 1.0)
 
+    def _merge_finish(self, finish):
+        m = _means(self.class_count_, self.class_sum_)
+        coef = self._weights().coef()
+        self.a_, self.b_ = float(coef @ m[1]), float(coef @ m[0])
+
     def _pass(self, rows, y, index):
         counts = self.class_count_
         p = counts[1] / max(counts.sum(), 1.0)
@@ -392,6 +438,7 @@ class SPDAM(BaseLearner):
     literal reproduction. The dual step and ``u`` use the transformed rows (the
     printed algorithm uses ``x_i``). Rows stay sparse: the centring is applied
     implicitly. Per iteration O(m_b nnz + d); memory O(n + d).
+{_SPDAM_MERGE}
 
     Parameters
     ----------
@@ -426,6 +473,9 @@ class SPDAM(BaseLearner):
         "theta_": Scalar(float, low=0.0, high=1.0),
         "kappa_": Scalar(float, low=0.0),
     }
+    _merge = "average"
+    _merge_rules = {"coef_": "mean", "n_iter_": "sum",
+                    **{k: "mean" for k in ("sigma_", "tau_", "theta_", "kappa_")}}
     _divergence_hint = "raise lam"
 
     _auto_params = {"lam": lambda self, s, rows: 1e-3 * s}

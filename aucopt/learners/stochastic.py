@@ -37,9 +37,9 @@ from aucopt._kernels._pairwise import (Halt, HingeProx, Schedule, Subgradient, c
                                        square_lane, square_prox_pairs)
 from aucopt._state import Generator, Scalar
 from aucopt.base import BaseLearner, OnlineMixin
-from aucopt.learners._common import (EPOCH_PARAMS, SETTLE_RATIO, ElasticNetModel,
-                                     WeightsModel, auto_or_positive, check_epochs, settle,
-                                     weights_state)
+from aucopt.learners._common import (EPOCH_PARAMS, SETTLE_RATIO, WEIGHTED_AVERAGES,
+                                     ElasticNetModel, WeightsModel, auto_or_positive,
+                                     check_epochs, merge_doc, settle, weights_state)
 from aucopt.learners._objectives import mean_pair_hinge, mean_pair_square, sqnorm
 from aucopt.validation import (check_choice, check_count, check_n_jobs, check_positive,
                                check_random_state, check_seed, n_threads, row_scale,
@@ -142,6 +142,9 @@ class _PairwiseSGD(OnlineMixin, BaseLearner):
         "t_": Scalar(int, low=0),
         "random_state_": Generator(),
     }
+    _merge = "average"
+    # the step counter continues the parts' schedules (each took its steps from base)
+    _merge_rules = {"t_": "mean", "w": "mean"}
     _divergence_hint = "raise lam"
     _family = "pairwise SGD"
     _limits = "dense or sparse, any d"
@@ -175,6 +178,8 @@ class _HingeSGD(WeightsModel, _PairwiseSGD):
         "rcount_": Scalar(int, low=1),
         "t0_": Scalar(float, low=0.0),
     }
+
+    _merge_rules = {**WEIGHTED_AVERAGES, "t0_": "mean"}
 
     @classmethod
     def _state_spec(cls):
@@ -399,6 +404,19 @@ _TAIL_PARAMS = EPOCH_PARAMS.format(tol="3e-3") + _N_JOBS_PARAMS + """
         ``w = weights_scale_ * v``; with averaging, column 1 is the lazy average's
         accumulator (the average is ``(weights_avg_c_ v - u) / weights_avg_q_``)."""
 
+_ITERATE_MERGE = merge_doc("average", """averages the iterates with the models'
+    weights (by default the pair steps each took); the step counter ``t_``, which sets
+    the step size, is their weighted mean too (the schedule continues where the
+    parts' schedules stand); with ``base`` it is a round of iterative parameter
+    mixing.""")
+
+_AVERAGE_MERGE = merge_doc("average", """averages the iterates and the running
+    averages with the models' weights (by default the pair steps each took); the
+    averages' snapshot weights add, so that training continues the merged average.
+    The step counter ``t_``, which sets the step size, is the weighted mean of the
+    parts' (the schedule continues where theirs stand); with ``base`` it is a round
+    of iterative parameter mixing.""")
+
 _REFERENCE = """Khalid, "Scalable Large Margin Pairwise Learning Algorithms", PhD
     dissertation, Colorado State University, 2019"""
 
@@ -420,6 +438,7 @@ class SAM(_HingeSGD):
     The shrink is exactly ``1 - rskip * eta_t * lam`` (no lambda is missing from the
     printed update), and when that factor drops below 0.8 it is replaced by
     ``(1 - 1/(t + t0))**rskip`` (SVMSGD2's guard). The last iterate is returned.
+{_ITERATE_MERGE}
 
     Parameters
     ----------""" + _COMMON_PARAMS + _TAIL_PARAMS.replace("COEF_NOTE", "the last iterate")
@@ -452,6 +471,7 @@ class ASAM(_HingeSGD):
     the dissertation's plain mean ``wbar <- (q wbar + w) / (q + 1)`` is
     ``avg_power=0``, the default weights late snapshots more, see ``avg_power``).
     Averaging is exact and lazy: O(1) per snapshot, O(nnz) per step.
+{_AVERAGE_MERGE}
 
     Parameters
     ----------""" + _COMMON_PARAMS + _AVERAGING_PARAMS + _TAIL_PARAMS.replace(
@@ -494,6 +514,7 @@ class PSAM(ASAM):
     and ``x_i.x_j`` by a scatter into a dense scratch row; pairs with ``x_i = x_j``
     are skipped. Then ASAM's scheduled shrink and averaging; the average is
     returned. ``lam`` is Alg. 11's ``gamma``.
+{_AVERAGE_MERGE}
 
     Parameters
     ----------""" + _COMMON_PARAMS + _AVERAGING_PARAMS + _TAIL_PARAMS.replace(
@@ -501,6 +522,11 @@ class PSAM(ASAM):
 
     _aucopt_name = "psam"
     _rule = HingeProx
+
+
+def _next_stage(m, growth, n):
+    """The next stage's size ``min(n, ceil(growth m))``, safe for any finite growth."""
+    return int(min(n, math.ceil(min(growth * m, n))))
 
 
 class AdaDSGD(ElasticNetModel, _PairwiseSGD):
@@ -527,6 +553,7 @@ class AdaDSGD(ElasticNetModel, _PairwiseSGD):
     The prox is applied just in time, so a step is O(nnz). The last iterate is
     returned. After the stagewise schedule (the first epoch), further epochs are
     ``n`` full-sample steps each.
+""" + _ITERATE_MERGE + """
 
     Parameters
     ----------
@@ -690,11 +717,11 @@ class AdaDSGD(ElasticNetModel, _PairwiseSGD):
         for _ in range(n_stages):
             prefix = perm[:m]
             while not ((y[prefix] > 0).any() and (y[prefix] < 0).any()):
-                m = min(n, int(math.ceil(growth * m)))  # the prefix lacks a class
+                m = _next_stage(m, growth, n)  # the prefix lacks a class
                 prefix = perm[:m]
             pos = prefix[y[prefix] > 0]
             neg = prefix[y[prefix] < 0]
             n_steps = m if self.inner == "alg1" else int(math.ceil(m ** (4.0 / 3.0)))
             self._stage(rows, w, pos, neg, m, n_steps)
-            m = min(n, int(math.ceil(growth * m)))
+            m = _next_stage(m, growth, n)
         self._store_weights(w)

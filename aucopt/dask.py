@@ -1,0 +1,578 @@
+"""Training and scoring on a Dask cluster (the optional extra ``aucopt[dask]``).
+
+:func:`fit` trains any mergeable learner (``aucopt list``, column "merge") on data
+that lives on the workers of a ``distributed`` cluster; :func:`decision_function`
+scores such data blockwise. ``dask`` and ``distributed`` are imported when these
+are called (``pip install "aucopt[dask]"``); aucopt itself needs only numpy and
+scipy.
+
+How :func:`fit` trains:
+
+* the data are row blocks: a dask array ``X`` (dense blocks, or blocks of scipy CSR
+  matrices) with labels ``y`` chunked alike, or a dask bag of svmlight / LIBSVM
+  file paths (labels in the files; each file is read in chunks of ``chunk_size``
+  rows by :func:`aucopt.datasets.iter_svmlight`, so a worker never holds a whole
+  file). The blocks are split into ``n_parts`` runs of consecutive blocks (by
+  default one per worker thread); a dask array's blocks of a part are persisted on
+  one worker, where its tasks run;
+* the data-derived parameters (``eta="auto"``, ``lam="auto"``, ...) are resolved
+  once, on all of the data (one pass computing the mean and the largest squared
+  row norm), so every part trains with the same values, as one process would;
+* each part is one model trained by ``partial_fit`` on its blocks in order (a
+  learner without ``partial_fit``, such as ``spdam``, runs ``fit`` on its part),
+  and the models are merged pairwise in a tree (:meth:`~aucopt.base.BaseLearner.merge`)
+  on the workers;
+* exact learners (``opauc``, ``adaoam``, ``opaucr``) need one round: their merged
+  statistics are those of the whole data and the merge ends with
+  :meth:`~aucopt.learners.OPAUC.solve`; ``opaucr``'s parts draw their Gaussian
+  vectors from consecutive segments of the stream of ``random_state``, so the
+  result equals ``solve()`` of ``OPAUCr(shuffle=False)`` fitted on the rows in
+  block order, to rounding. Their rows are not shuffled (the statistics do not
+  depend on the order);
+* averaging learners with epochs (``sam``, ``asam``, ``psam``, ``adadsgd``,
+  ``solam``, ``spam``) run ``n_rounds`` rounds of iterative parameter mixing
+  (McDonald, Hall & Mann, Distributed Training Strategies for the Structured
+  Perceptron, NAACL 2010): in each round every part continues from the merged
+  model of the round before, over its blocks (one epoch of the data in all), and
+  the parts are averaged, weighted by their rows. ``n_rounds=None`` takes the
+  learner's ``n_epochs``; with ``n_epochs="auto"`` rounds run until the training
+  objective, evaluated on a fixed sample of at most 20,000 rows, stalls (the rule
+  of ``fit``). Learners that consume rows in order (``shuffle=True``) see each
+  block's rows in a fresh random order per round. A ``partial_fit`` of the
+  pairwise learners draws its pairs within its block: use blocks of thousands of
+  rows. The one-pass averaging
+  learners (the buffered learners, ``uni_exp``) and ``spdam`` run one round;
+* the intercept is the OPTROC threshold of the final model's scores on all the
+  training rows (gathered on the client: 16 bytes per row), as for ``fit``.
+
+Every random choice is seeded from ``random_state``, the part and the round, so
+the result does not depend on where tasks run. Dask retries the tasks of a
+worker that dies (up to ``distributed.scheduler.allowed-failures`` times, then it
+raises ``KilledWorker``), recomputing lost inputs from their lineage; since every
+task here is a deterministic function of its inputs (tasks copy the model they
+continue instead of changing it), a retried fit returns the same model.
+
+The result is an ordinary fitted learner: it predicts, saves and loads like one
+fitted by ``fit``.
+"""
+import copy
+import math
+import numbers
+import operator
+
+import numpy as np
+import scipy.sparse as sp
+
+from aucopt.base import MONITOR_ROWS, BaseLearner, Stall
+from aucopt.validation import check_random_state, check_X, check_y
+
+__all__ = ["fit", "decision_function"]
+
+_INSTALL = ('aucopt.dask needs the optional dependencies dask and distributed: '
+            'pip install "aucopt[dask]"')
+# Reading a bag, indices are first taken as they are written (zero-based reading
+# with the largest int32 column count), to decide the base and n_features on all files.
+_RAW_FEATURES = np.iinfo(np.int32).max
+
+
+def _modules():
+    """``(dask, distributed)``, imported on first use."""
+    try:
+        import dask
+        import dask.array  # noqa: F401 (registers the array collection)
+        import dask.bag  # noqa: F401
+        import distributed
+    except ImportError as exc:
+        raise ImportError(f"{_INSTALL} ({exc})") from exc
+    return dask, distributed
+
+
+# --------------------------------------------------------------------------- data
+
+
+class _Blocks:
+    """The row blocks of the training data, as delayed values, and how to read one.
+
+    ``sources[i]`` is what a task receives for block ``i`` (a tuple ``(X, y)`` of
+    computed arrays, or a list of file paths); ``rows[i]`` its number of rows.
+    """
+
+    def __init__(self, sources, rows, reader):
+        self.sources = sources
+        self.rows = rows
+        self.reader = reader
+
+
+class _ArrayReader:
+    """Reads a block of a dask array pair: the block itself, one chunk."""
+
+    def chunks(self, source):
+        X, y = source
+        yield X, np.asarray(y)
+
+
+class _FileReader:
+    """Reads a partition of a bag of svmlight paths, chunk by chunk."""
+
+    def __init__(self, n_features, zero_based, chunk_size):
+        self.n_features = n_features
+        self.zero_based = zero_based
+        self.chunk_size = chunk_size
+
+    def chunks(self, source):
+        from aucopt.datasets import iter_svmlight
+
+        for path in source:
+            yield from iter_svmlight(path, chunk_size=self.chunk_size,
+                                     n_features=self.n_features,
+                                     zero_based=self.zero_based)
+
+
+def _summary(source, reader):
+    """Per block: rows, sum and largest squared row norm, labels (and, read raw,
+    the smallest and largest column index)."""
+    n, total, top, labels, low, high = 0, 0.0, 0.0, set(), None, -1
+    for X, y in reader.chunks(source):
+        sq = _sqnorms(X)
+        n += sq.size
+        total += float(sq.sum())
+        top = max(top, float(sq.max(initial=0.0)))
+        labels.update(np.unique(y).tolist())
+        cols = X.indices if hasattr(X, "indices") else None
+        if cols is not None and cols.size:
+            low = int(cols.min()) if low is None else min(low, int(cols.min()))
+            high = max(high, int(cols.max()))
+    return {"rows": n, "sqnorm": total, "max_sqnorm": top, "labels": labels,
+            "low": low, "high": high}
+
+
+def _sqnorms(X):
+    if hasattr(X, "multiply"):
+        return np.asarray(X.multiply(X).sum(axis=1)).ravel()
+    X = np.asarray(X, dtype=float)
+    return np.einsum("ij,ij->i", X, X)
+
+
+def _array_blocks(dask, X, y):
+    da = dask.array
+    if not isinstance(y, da.Array):
+        y = da.from_array(np.asarray(y), chunks=(X.chunks[0],))
+    if X.ndim != 2 or y.ndim != 1:
+        raise ValueError(f"X must be a 2-d dask array and y a 1-d one, got {X.ndim}-d "
+                         f"and {y.ndim}-d")
+    if X.numblocks[1] != 1:
+        X = X.rechunk({1: -1})
+    if any(math.isnan(c) for c in X.chunks[0]):
+        X = X.compute_chunk_sizes()
+    if X.shape[0] != y.shape[0]:
+        raise ValueError(f"X has {X.shape[0]} rows and y {y.shape[0]} labels")
+    if y.chunks[0] != X.chunks[0]:
+        y = y.rechunk((X.chunks[0],))
+    pairs = [dask.delayed(tuple)([xb, yb]) for xb, yb in
+             zip(X.to_delayed().ravel(), y.to_delayed().ravel())]
+    return X, y, _Blocks(pairs, list(X.chunks[0]), _ArrayReader())
+
+
+def _data(dask, client, X, y, n_features, zero_based, chunk_size, n_parts):
+    """``(blocks, summary, n_features)``: the training blocks split into parts
+    (``blocks.runs``; a dask array's blocks persisted on one worker per part), the
+    combined summary of all rows and the number of features."""
+    n_threads = sum(client.nthreads().values())
+    if isinstance(X, dask.bag.Bag):
+        if y is not None:
+            raise ValueError("with a bag of svmlight paths the labels come from the "
+                             "files: pass y=None")
+        parts = X.to_delayed()
+        raw = _FileReader(_RAW_FEATURES, True, chunk_size)
+        infos = client.compute([dask.delayed(_summary)(p, raw) for p in parts], sync=True)
+        total = _combine_summaries(infos)
+        if zero_based == "auto":
+            zero_based = total["low"] == 0
+        if n_features is None:
+            n_features = total["high"] + 1 if zero_based else max(total["high"], 0)
+        elif total["high"] >= n_features + (0 if zero_based else 1):
+            raise ValueError(f"the files hold feature index {total['high']}, beyond "
+                             f"n_features={n_features}")
+        blocks = _Blocks(parts, [i["rows"] for i in infos],
+                         _FileReader(n_features, zero_based, chunk_size))
+        blocks.runs = _runs(n_parts, n_threads, len(parts))
+        return blocks, total, n_features
+    if not isinstance(X, dask.array.Array):
+        raise TypeError(f"X must be a dask array or a dask bag of svmlight file paths, "
+                        f"got {type(X).__name__}")
+    if y is None:
+        raise ValueError("y (a dask array of labels) is required with a dask array X")
+    X, y, blocks = _array_blocks(dask, X, y)
+    blocks.runs = _runs(n_parts, n_threads, len(blocks.sources))
+    # every pass reads the blocks where they are: each part's on one worker
+    workers = sorted(client.scheduler_info()["workers"])
+    placed = list(blocks.sources)
+    for k, run in enumerate(blocks.runs):
+        kept = client.persist([placed[i] for i in run], workers=[workers[k % len(workers)]],
+                              allow_other_workers=True)
+        for i, source in zip(run, kept):
+            placed[i] = source
+    blocks.sources = placed
+    infos = client.compute([dask.delayed(_summary)(s, blocks.reader)
+                            for s in blocks.sources], sync=True)
+    return blocks, _combine_summaries(infos), X.shape[1]
+
+
+def _runs(n_parts, n_threads, n_blocks):
+    """The parts: runs of consecutive block indices, one per worker thread by default."""
+    if n_parts is None:
+        n_parts = max(1, min(n_threads, n_blocks))
+    elif isinstance(n_parts, bool) or not isinstance(n_parts, numbers.Integral) \
+            or n_parts < 1:
+        raise ValueError(f"n_parts must be a positive integer or None, got {n_parts!r}")
+    return np.array_split(np.arange(n_blocks), min(int(n_parts), n_blocks))
+
+
+def _combine_summaries(infos):
+    lows = [i["low"] for i in infos if i["low"] is not None]
+    return {"rows": sum(i["rows"] for i in infos),
+            "sqnorm": sum(i["sqnorm"] for i in infos),
+            "max_sqnorm": max([i["max_sqnorm"] for i in infos], default=0.0),
+            "labels": set().union(*(i["labels"] for i in infos)),
+            "low": min(lows) if lows else None,
+            "high": max([i["high"] for i in infos], default=-1)}
+
+
+class _RowStats:
+    """What the data-derived parameter rules read of the rows, for all of the data."""
+
+    def __init__(self, n_rows, n_features, max_sqnorm):
+        self.n_rows = n_rows
+        self.n_features = n_features
+        self._max_sqnorm = max_sqnorm
+
+    def max_sqnorm(self):
+        return self._max_sqnorm
+
+
+# --------------------------------------------------------------------------- tasks
+
+
+def _train(model, sources, reader, classes, stream, shuffle_seed, online):
+    """Continue (a copy of) ``model`` on the rows of ``sources`` by ``partial_fit``
+    (``stream``: the generator its random draws start from; ``shuffle_seed``:
+    present each chunk's rows in a random order), or ``fit`` it on all of them."""
+    model = copy.deepcopy(model)  # tasks must not change their inputs
+    if stream is not None:
+        _set_stream(model, stream, model.__sklearn_is_fitted__())
+    chunks = (chunk for source in sources for chunk in reader.chunks(source))
+    if not online:
+        return model.fit(*_stack(list(chunks)))
+    order = None if shuffle_seed is None else np.random.default_rng(shuffle_seed)
+    for X, y in chunks:
+        if order is not None:
+            pick = order.permutation(y.shape[0])
+            X, y = X[pick], y[pick]
+        model.partial_fit(X, y, classes=classes)
+    return model
+
+
+def _stack(chunks):
+    """One ``(X, y)`` of a list of chunks."""
+    Xs = [X for X, _ in chunks]
+    X = sp.vstack(Xs, format="csr") if sp.issparse(Xs[0]) else np.vstack(Xs)
+    return X, np.concatenate([y for _, y in chunks])
+
+
+def _set_stream(model, stream, fitted):
+    """Draw the model's random numbers from ``stream`` from now on."""
+    if not fitted:
+        model.set_params(random_state=stream)
+        return
+    for name, field in model._state_spec().items():
+        if type(field).__name__ == "Generator" and name in model.__dict__:
+            setattr(model, name, check_random_state(copy.deepcopy(stream)))
+
+
+def _merge_pair(a, b, base, finish):
+    """Merge two ``(model, rows)`` nodes of the tree (b may be None: finish a)."""
+    model, rows = a
+    model = copy.deepcopy(model)
+    if b is None:
+        return model._merge_models([], None, base, finish), rows
+    other, more = b
+    weights = None if type(model)._merge == "exact" else [rows, more]
+    return model._merge_models([other], weights, base, finish), rows + more
+
+
+def _scores(model, source, reader):
+    """Ranking scores (no intercept) and labels in {-1, +1} of a block's rows."""
+    out, labels = [], []
+    for X, y in reader.chunks(source):
+        out.append(model._ranking_scores(X))
+        labels.append(np.where(np.asarray(y) == model.classes_[1], 1.0, -1.0))
+    return np.concatenate(out) if out else np.zeros(0), \
+        np.concatenate(labels) if labels else np.zeros(0)
+
+
+def _sample(source, reader, picks):
+    """The rows of a block at the sorted positions ``picks``."""
+    rows, start = [], 0
+    for X, y in reader.chunks(source):
+        n = y.shape[0]
+        local = picks[(picks >= start) & (picks < start + n)] - start
+        if local.size:
+            rows.append((X[local], np.asarray(y)[local]))
+        start += n
+    return _stack(rows) if rows else None
+
+
+# --------------------------------------------------------------------------- fit
+
+
+def fit(estimator, X, y=None, client=None, n_rounds=None, *, n_parts=None,
+        n_features=None, zero_based="auto", chunk_size=50_000):
+    """Train ``estimator`` on data held by a Dask cluster (see the module docstring).
+
+    Parameters
+    ----------
+    estimator : aucopt learner
+        A mergeable learner (``aucopt list``, column "merge"); it is fitted in
+        place from scratch, as by ``fit``. Learners on a feature map (``fasam``,
+        ``foam``, ...) are refused: each part would fit its own map.
+    X : dask.array.Array or dask.bag.Bag
+        Row blocks: dense or scipy CSR blocks of shape (rows, n_features), or a bag
+        of svmlight / LIBSVM file paths (plain or compressed).
+    y : dask.array.Array or array-like, optional
+        Labels of the rows of a dask array ``X`` (rechunked to its row blocks);
+        None for a bag (the labels are in the files). Two distinct labels in all.
+    client : distributed.Client, optional
+        Default: the current client (``distributed.default_client()``).
+    n_rounds : int or None, default=None
+        Rounds of iterative parameter mixing (each is one epoch over all rows) for
+        the averaging learners with epochs; None: their ``n_epochs`` (with "auto",
+        rounds until the objective stalls). Other learners run one round.
+    n_parts : int or None, default=None
+        Models trained in parallel, each on a run of consecutive blocks; None: one
+        per worker thread (at most one per block). The averaging learners' result
+        depends on it (the exact ones' does not, beyond rounding).
+    n_features, zero_based, chunk_size
+        For a bag of files: as for :func:`aucopt.datasets.iter_svmlight`, decided on
+        all files together (a first pass over them counts the rows and finds the
+        labels and the column range).
+
+    Returns
+    -------
+    estimator
+        Fitted.
+
+    Raises
+    ------
+    ImportError
+        Without dask and distributed (``pip install "aucopt[dask]"``).
+    TypeError
+        For a learner that cannot be merged, or data of another type.
+    ValueError
+        For data that are not a binary task, or bad options.
+    """
+    dask, distributed = _modules()
+    cls = type(estimator)
+    if not isinstance(estimator, BaseLearner):
+        raise TypeError(f"estimator must be an aucopt learner, got {cls.__name__}")
+    cls._check_mergeable()
+    if cls._input_rows is not BaseLearner._input_rows:
+        raise TypeError(f"{cls.__name__} learns on a feature map fitted on its first "
+                        "data; on a cluster each part would fit its own and the models "
+                        "could not be merged: map the data first and train the linear "
+                        "learner")
+    estimator._check_params()
+    client = client if client is not None else _default_client(distributed)
+    online = hasattr(estimator, "partial_fit")
+    epochs = online and "n_epochs" in estimator.get_params()
+    rounds, stall = _rounds(estimator, n_rounds, epochs)
+
+    blocks, total, d = _data(dask, client, X, y, n_features, zero_based, chunk_size,
+                             n_parts)
+    if total["rows"] == 0:
+        raise ValueError("the data hold no rows")
+    labels = sorted(total["labels"])
+    if len(labels) != 2:
+        raise ValueError(f"the labels must take exactly two values, got {labels[:10]}")
+    classes = np.array(labels)
+    check_y(classes, 2)  # the labels' kind (numbers, strings...) as for fit
+
+    template = cls(**estimator.get_params())
+    if template._auto_params:
+        template._fix_auto(total["sqnorm"] / total["rows"] or 1.0,
+                           _RowStats(total["rows"], d, total["max_sqnorm"]))
+        if not online:  # fit starts afresh: give it the values as parameters
+            template.set_params(**{k: getattr(template, k + "_") for k in cls._auto_params})
+    plan = _Plan(estimator, template, blocks, classes, online)
+    monitor = _monitor(dask, client, blocks, total["rows"], classes) if stall else None
+    previous, index = None, 0
+    while True:
+        future = client.compute(plan.round(dask, previous, index))
+        model = future.result()
+        previous, index = future, index + 1
+        if stall is not None:
+            model.objective_ = float(model._objective(*monitor(model)))
+            if stall.update(model.objective_):
+                model.stop_reason_ = "tol"
+                break
+            model.stop_reason_ = "max_epochs"
+        if index >= rounds:
+            break
+    scores = client.compute([dask.delayed(_scores)(future, source, blocks.reader)
+                             for source in blocks.sources], sync=True)
+    model._set_threshold(np.concatenate([s for s, _ in scores]),
+                         np.concatenate([t for _, t in scores]))
+    if online:  # passes over all of the data
+        model.n_passes_ = index
+    if epochs and stall is None:
+        model.stop_reason_ = "n_epochs"
+    return _adopt(estimator, model)
+
+
+class _Plan:
+    """How the rounds train: the parts (runs of consecutive blocks), their random
+    streams and the graph of one round."""
+
+    def __init__(self, estimator, template, blocks, classes, online):
+        cls = type(estimator)
+        self.template, self.blocks, self.classes, self.online = (template, blocks, classes,
+                                                                 online)
+        self.runs = blocks.runs
+        self.rows = [sum(blocks.rows[i] for i in run) for run in self.runs]
+        self.exact = cls._merge == "exact"
+        # an exact learner's draws: consecutive segments of one stream (opaucr)
+        self.streams = (template._segment_streams(self.rows)
+                        if self.exact and hasattr(template, "_segment_streams")
+                        else [None] * len(self.runs))
+        self.entropy = int(check_random_state(estimator.random_state).integers(2**63)) \
+            if "random_state" in estimator.get_params() else 0
+        self.shuffles = not self.exact and online and cls._shuffles \
+            and getattr(estimator, "shuffle", False)
+
+    def round(self, dask, previous, index):
+        """The delayed model of round ``index``: every part continues ``previous``
+        (the last round's merged model, or the template) over its blocks, then the
+        parts are merged pairwise, the last merge finishing."""
+        start = previous if previous is not None else self.template
+        nodes = []
+        for k, run in enumerate(self.runs):
+            node = start
+            # online: one task per block, continuing the part's model; batch: one fit
+            for j, group in enumerate([[b] for b in run] if self.online else [list(run)]):
+                stream = None
+                if j == 0:
+                    stream = self.streams[k] if self.exact else \
+                        np.random.SeedSequence([self.entropy, index, k])
+                seed = [self.entropy, index, k, int(group[0])] if self.shuffles else None
+                node = dask.delayed(_train, pure=True)(
+                    node, [self.blocks.sources[b] for b in group], self.blocks.reader,
+                    self.classes, stream, seed, self.online)
+            nodes.append(dask.delayed(tuple)([node, self.rows[k]]))
+        while len(nodes) > 1:
+            nodes = [dask.delayed(_merge_pair, pure=True)(
+                nodes[i], nodes[i + 1] if i + 1 < len(nodes) else None, previous,
+                len(nodes) <= 2) for i in range(0, len(nodes), 2)]
+        if self.exact and len(self.runs) == 1:
+            nodes = [dask.delayed(_merge_pair, pure=True)(nodes[0], None, previous, True)]
+        return dask.delayed(operator.getitem)(nodes[0], 0)
+
+
+def _default_client(distributed):
+    try:
+        return distributed.default_client()
+    except ValueError:
+        raise ValueError("aucopt.dask.fit needs a Dask cluster: start a client "
+                         "(distributed.Client(...)) or pass client=") from None
+
+
+def _rounds(estimator, n_rounds, epochs):
+    """``(rounds, stall)``: the number of rounds (the most, with a stall rule)."""
+    name = type(estimator).__name__
+    if n_rounds is not None:
+        if isinstance(n_rounds, bool) or not isinstance(n_rounds, numbers.Integral) \
+                or n_rounds < 1:
+            raise ValueError(f"n_rounds must be a positive integer or None, got {n_rounds!r}")
+        if n_rounds > 1 and not epochs:
+            raise ValueError(f"{name} trains in one pass (or fits each part in full): "
+                             "n_rounds must be 1 or None")
+        return int(n_rounds), None
+    if not epochs:
+        return 1, None
+    if isinstance(estimator.n_epochs, str):
+        return int(estimator.max_epochs), Stall(estimator.tol, estimator.n_iter_no_change)
+    return int(estimator.n_epochs), None
+
+
+def _monitor(dask, client, blocks, n_rows, classes):
+    """``model -> (rows, labels)``: a fixed sample of at most MONITOR_ROWS rows,
+    gathered once, on which the stopping rule evaluates the objective."""
+    m = min(n_rows, MONITOR_ROWS)
+    picks = np.sort(np.random.default_rng(0).choice(n_rows, m, replace=False))
+    bounds = np.cumsum([0] + list(blocks.rows))
+    tasks = [dask.delayed(_sample)(s, blocks.reader,
+                                   picks[(picks >= lo) & (picks < hi)] - lo)
+             for s, lo, hi in zip(blocks.sources, bounds[:-1], bounds[1:])]
+    X, y = _stack([p for p in client.compute(tasks, sync=True) if p is not None])
+    y_pm, _ = check_y(y, y.shape[0], classes=classes)
+    X = check_X(X)
+    return lambda model: (model._input_rows(X, fit_map=False), y_pm)
+
+
+def _adopt(estimator, model):
+    """Fit ``estimator`` in place with the state of ``model`` (its parameters kept)."""
+    params = set(estimator._get_param_names())
+    estimator._clear_fitted()
+    estimator.__dict__.update({k: v for k, v in model.__dict__.items()
+                               if k not in params and not k.startswith("_")})
+    estimator._invalidate()
+    return estimator
+
+
+# --------------------------------------------------------------------------- scoring
+
+
+def decision_function(estimator, X, zero_based="auto"):
+    """Scores of a fitted learner, block by block on the cluster (lazy).
+
+    Parameters
+    ----------
+    estimator : fitted aucopt learner
+    X : dask.array.Array or dask.bag.Bag
+        Row blocks (dense or scipy CSR), or a bag of svmlight file paths (read
+        with the learner's ``n_features``).
+    zero_based : bool or "auto", default="auto"
+        For a bag: as for :func:`aucopt.datasets.iter_svmlight` ("auto" decides per
+        file: zero-based if it holds index 0).
+
+    Returns
+    -------
+    dask.array.Array of shape (n_rows,), or dask.bag.Bag
+        ``estimator.decision_function`` of the rows: a dask array for a dask
+        array, a bag with one array of scores per file for a bag.
+    """
+    dask, _ = _modules()
+    estimator._check_fitted()
+    model = dask.delayed(estimator, pure=True)
+    if isinstance(X, dask.bag.Bag):
+        return X.map(_file_scores, model, zero_based)
+    if not isinstance(X, dask.array.Array):
+        raise TypeError(f"X must be a dask array or a dask bag of svmlight file paths, "
+                        f"got {type(X).__name__}")
+    if X.ndim != 2:
+        raise ValueError(f"X must be a 2-d dask array, got {X.ndim}-d")
+    if X.numblocks[1] != 1:
+        X = X.rechunk({1: -1})
+    return X.map_blocks(_block_scores, model, drop_axis=1, dtype=np.float64,
+                        meta=np.zeros(0))
+
+
+def _block_scores(X, model):
+    return model.decision_function(X)
+
+
+def _file_scores(path, model, zero_based):
+    from aucopt.datasets import iter_svmlight
+
+    scores = [model.decision_function(X) for X, _ in
+              iter_svmlight(path, n_features=model.n_features_in_, zero_based=zero_based)]
+    return np.concatenate(scores) if scores else np.zeros(0)
+
