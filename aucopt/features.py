@@ -33,6 +33,9 @@ single row) agree to rounding, about 1e-15 relative: BLAS sums in an order that
 depends on the matrix shape.
 """
 import numbers
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import scipy.linalg
@@ -53,6 +56,8 @@ HEURISTIC_ROWS = 80000
 # cross-over of densify + dgemm against scipy's CSR product is a density of 0.1-0.15.
 _DENSE_ROW = 8
 _DEFAULT_BLOCK = 4096
+# k-means assigns rows in blocks of at most this many scores (1 MiB): cache-resident
+_CACHE_FLOATS = 2**17
 _DEFAULT_MAX_BYTES = 2**31
 
 
@@ -119,18 +124,27 @@ def _dense_copy(rows):
     return rows.toarray() if sp.issparse(rows) else np.array(rows, dtype=np.float64)
 
 
-def _gaussian(rows, T, tsq, bandwidth):
-    """``exp(-||x - u||^2 / bandwidth)`` of ``rows`` against the columns ``u`` of ``T``.
+def _kernel_columns(landmarks, bandwidth):
+    """What :func:`_gaussian` needs of the landmarks ``u`` (rows of ``landmarks``):
+    the columns ``2 u / bandwidth`` (C-contiguous, ``(d, m)``), ``||u||^2 / bandwidth``
+    and the bandwidth."""
+    T = np.ascontiguousarray(landmarks.T) * (2.0 / bandwidth)
+    return T, np.einsum("ij,ij->i", landmarks, landmarks) / bandwidth, bandwidth
 
-    ``||x - u||^2 = ||x||^2 - 2 x.u + ||u||^2`` (clamped at 0), so a sparse row
-    costs O(nnz(x)) per column; ``tsq`` holds the ``||u||^2``.
+
+def _gaussian(rows, columns):
+    """``exp(-||x - u||^2 / bandwidth)`` of ``rows`` against the landmarks of
+    ``columns`` (from :func:`_kernel_columns`).
+
+    ``-||x - u||^2 / s = 2 x.u / s - ||x||^2 / s - ||u||^2 / s`` (clamped at 0 before
+    the exponential), so a sparse row costs O(nnz(x)) per landmark; the constants
+    are folded into the columns, leaving three passes over the block and ``exp``.
     """
+    T, tsq, bandwidth = columns
     K = rows @ T
-    K *= -2.0
-    K += _sqnorms(rows)[:, None]
-    K += tsq
-    np.maximum(K, 0.0, out=K)
-    K /= -bandwidth
+    K -= (_sqnorms(rows) / bandwidth)[:, None]
+    K -= tsq
+    np.minimum(K, 0.0, out=K)
     return np.exp(K, out=K)
 
 
@@ -201,6 +215,54 @@ def _check_width(name, value):
     check_positive(name, value)
 
 
+def _check_n_jobs(n_jobs):
+    if n_jobs is not None and n_jobs != -1:
+        check_count("n_jobs", n_jobs)
+
+
+def _for_blocks(n_rows, block_size, n_jobs, work):
+    """Call ``work(lo, hi)`` on consecutive blocks of rows, in ``n_jobs`` threads.
+
+    Blocks write disjoint slices and their arithmetic does not depend on the
+    thread, so the result is the same for every ``n_jobs``. Each thread takes the
+    next block when it is done with one, so at most ``n_jobs`` blocks are in
+    progress (the memory bound). numpy's products and element-wise functions
+    release the GIL. An exception in a block (or Ctrl-C in the waiting thread)
+    stops the threads after their current block and is raised.
+    """
+    starts = iter(range(0, n_rows, block_size))
+    n_blocks = -(-n_rows // block_size)
+    workers = 1 if n_jobs is None else (os.cpu_count() or 1) if n_jobs == -1 else n_jobs
+    workers = min(workers, n_blocks)
+    if workers <= 1:
+        for lo in starts:
+            work(lo, min(lo + block_size, n_rows))
+        return
+    lock, stop = threading.Lock(), threading.Event()
+
+    def worker():
+        while not stop.is_set():
+            with lock:
+                lo = next(starts, None)
+            if lo is None:
+                return
+            try:
+                work(lo, min(lo + block_size, n_rows))
+            except BaseException:
+                stop.set()
+                raise
+
+    pool = ThreadPoolExecutor(max_workers=workers)
+    try:
+        for future in [pool.submit(worker) for _ in range(workers)]:
+            future.result()
+    except BaseException:
+        stop.set()
+        raise
+    finally:
+        pool.shutdown(wait=True)
+
+
 # --------------------------------------------------------------------------- base
 
 
@@ -228,6 +290,7 @@ class _FeatureMap(Estimator):
     def _check_common(self):
         check_count("block_size", self.block_size)
         check_count("max_bytes", self.max_bytes)
+        _check_n_jobs(self.n_jobs)
 
     def fit(self, X, y=None):
         """Fit the map to ``X`` (dense or sparse); ``y`` is ignored.
@@ -264,6 +327,7 @@ class _FeatureMap(Estimator):
             raise not_fitted_error(f"This {type(self).__name__} instance is not fitted "
                                    "yet; call fit with training data first")
         check_count("block_size", self.block_size)
+        _check_n_jobs(self.n_jobs)
         X = check_X(X, n_features=self.n_features_in_, estimator=type(self).__name__)
         shape = (X.shape[0], self.n_features_out_)
         if out is None:
@@ -276,15 +340,18 @@ class _FeatureMap(Estimator):
             raise ValueError(f"out must be a writeable C-contiguous array of shape "
                              f"{shape}, got shape {out.shape}")
         prepared = self._prepare()
-        for lo in range(0, X.shape[0], self.block_size):
-            block = out[lo:lo + self.block_size]
-            for sel, rows in _routed(X[lo:lo + self.block_size]):
+
+        def work(lo, hi):
+            block = out[lo:hi]
+            for sel, rows in _routed(X[lo:hi]):
                 if isinstance(sel, slice):  # the whole block: write in place
                     self._map(rows, prepared, block)
                 else:
                     part = np.empty((rows.shape[0], shape[1]))
                     self._map(rows, prepared, part)
                     block[sel] = part
+
+        _for_blocks(X.shape[0], self.block_size, self.n_jobs, work)
         return out
 
     def fit_transform(self, X, y=None):
@@ -354,6 +421,11 @@ class RandomFourierFeatures(_FeatureMap):
     block_size : int, default=4096
         Rows per block in ``transform``; its scratch memory is about
         ``block_size * n_components * 8`` bytes (52 MB at the defaults).
+    n_jobs : int or None, default=None
+        Threads over the blocks of rows in ``transform`` (-1: one per core; None: 1). numpy's
+        products and element-wise functions release the GIL; blocks write disjoint
+        rows with the same arithmetic, so the output is identical for every
+        ``n_jobs``, and the scratch memory is ``n_jobs`` blocks.
     max_bytes : int, default=2**31
         Refuse to fit when the dense ``n_features x n_components`` frequency matrix
         would exceed this many bytes (high-dimensional sparse data).
@@ -375,7 +447,7 @@ class RandomFourierFeatures(_FeatureMap):
 
     def __init__(self, n_components=1600, kernel="gaussian", sigma="auto",
                  variant="cos_phase", scale="unbiased", random_state=None,
-                 block_size=_DEFAULT_BLOCK, max_bytes=_DEFAULT_MAX_BYTES):
+                 block_size=_DEFAULT_BLOCK, n_jobs=None, max_bytes=_DEFAULT_MAX_BYTES):
         self.n_components = n_components
         self.kernel = kernel
         self.sigma = sigma
@@ -383,6 +455,7 @@ class RandomFourierFeatures(_FeatureMap):
         self.scale = scale
         self.random_state = random_state
         self.block_size = block_size
+        self.n_jobs = n_jobs
         self.max_bytes = max_bytes
 
     def _check_params(self):
@@ -525,10 +598,10 @@ class _NystroemMap(_FeatureMap):
     def _embedding(self, landmarks, bandwidth):
         """Fitted attributes of the map from dense ``(m, d)`` landmarks."""
         m = landmarks.shape[0]
-        T, tsq = self._columns(landmarks)
+        columns = _kernel_columns(landmarks, bandwidth)
         W = np.empty((m, m))
         for sel, rows in _routed(landmarks):
-            W[sel] = _gaussian(rows, T, tsq, bandwidth)
+            W[sel] = _gaussian(rows, columns)
         sigma, V = scipy.linalg.eigh(W)
         sigma, V = sigma[::-1], V[:, ::-1]
         r = int(np.count_nonzero(sigma > self.rank_tol * sigma[0]))
@@ -544,18 +617,11 @@ class _NystroemMap(_FeatureMap):
                 "projection_": np.ascontiguousarray(V / np.sqrt(sigma)),
                 "n_features_out_": r}
 
-    @staticmethod
-    def _columns(landmarks):
-        """Landmarks as C-contiguous columns ``(d, m)`` and their squared norms."""
-        return np.ascontiguousarray(landmarks.T), np.einsum("ij,ij->i", landmarks,
-                                                             landmarks)
-
     def _prepare(self):
-        return self._columns(self.landmarks_)
+        return _kernel_columns(self.landmarks_, self.bandwidth_)
 
     def _map(self, rows, prepared, out):
-        T, tsq = prepared
-        np.matmul(_gaussian(rows, T, tsq, self.bandwidth_), self.projection_, out=out)
+        np.matmul(_gaussian(rows, prepared), self.projection_, out=out)
 
 
 _NYSTROEM_ATTRIBUTES = """Attributes
@@ -588,6 +654,11 @@ _NYSTROEM_COMMON = """rank_tol : float, default=1e-10
     block_size : int, default=4096
         Rows per block in ``fit`` and ``transform``; their scratch memory is about
         ``block_size * m * 8`` bytes (52 MB for 1600 landmarks).
+    n_jobs : int or None, default=None
+        Threads over the blocks of rows in ``transform`` (and in k-means' assignment steps) (-1: one per core; None: 1). numpy's
+        products and element-wise functions release the GIL; blocks write disjoint
+        rows with the same arithmetic, so the output is identical for every
+        ``n_jobs``, and the scratch memory is ``n_jobs`` blocks.
     max_bytes : int, default=2**31
         Refuse to fit when the dense ``m x n_features`` landmark matrix would exceed
         this many bytes (high-dimensional sparse data). ``fit`` and ``transform``
@@ -627,7 +698,7 @@ class Nystroem(_NystroemMap):
     """
 
     def __init__(self, n_components=200, bandwidth="auto", n_eigen=0.4, rank_tol=1e-10,
-                 random_state=None, block_size=_DEFAULT_BLOCK,
+                 random_state=None, block_size=_DEFAULT_BLOCK, n_jobs=None,
                  max_bytes=_DEFAULT_MAX_BYTES):
         self.n_components = n_components
         self.bandwidth = bandwidth
@@ -635,6 +706,7 @@ class Nystroem(_NystroemMap):
         self.rank_tol = rank_tol
         self.random_state = random_state
         self.block_size = block_size
+        self.n_jobs = n_jobs
         self.max_bytes = max_bytes
 
     def _landmarks(self, X, m):
@@ -645,7 +717,7 @@ class Nystroem(_NystroemMap):
 
     @classmethod
     def from_landmarks(cls, X_landmarks, *, bandwidth="auto", n_eigen=0.4, rank_tol=1e-10,
-                       block_size=_DEFAULT_BLOCK, max_bytes=_DEFAULT_MAX_BYTES):
+                       block_size=_DEFAULT_BLOCK, n_jobs=None, max_bytes=_DEFAULT_MAX_BYTES):
         """A fitted map whose landmarks are exactly the rows of ``X_landmarks``.
 
         For learners that collect their landmarks themselves (NOAM: the first ``Q``
@@ -660,7 +732,7 @@ class Nystroem(_NystroemMap):
             is ``bandwidth=2 * sigma**2``.
         n_eigen : int, float in (0, 1] or None, default=0.4
             As in the class (``0.4``: ``k = 0.4 Q``).
-        rank_tol, block_size, max_bytes
+        rank_tol, block_size, n_jobs, max_bytes
             As in the class.
 
         Returns
@@ -671,7 +743,8 @@ class Nystroem(_NystroemMap):
         """
         X = check_X(X_landmarks, name="X_landmarks")
         est = cls(n_components=X.shape[0], bandwidth=bandwidth, n_eigen=n_eigen,
-                  rank_tol=rank_tol, block_size=block_size, max_bytes=max_bytes)
+                  rank_tol=rank_tol, block_size=block_size, n_jobs=n_jobs,
+                  max_bytes=max_bytes)
         est._check_params()
         _check_dense_size("the landmark matrix", X.shape[0], X.shape[1], max_bytes)
         state = est._embedding(_dense_copy(X), est._bandwidth(X))
@@ -723,7 +796,7 @@ class KMeansNystroem(_NystroemMap):
 
     def __init__(self, n_components=1600, bandwidth="auto", max_iter=10, n_eigen=None,
                  rank_tol=1e-10, random_state=None, block_size=_DEFAULT_BLOCK,
-                 max_bytes=_DEFAULT_MAX_BYTES):
+                 n_jobs=None, max_bytes=_DEFAULT_MAX_BYTES):
         self.n_components = n_components
         self.bandwidth = bandwidth
         self.max_iter = max_iter
@@ -731,6 +804,7 @@ class KMeansNystroem(_NystroemMap):
         self.rank_tol = rank_tol
         self.random_state = random_state
         self.block_size = block_size
+        self.n_jobs = n_jobs
         self.max_bytes = max_bytes
 
     def _check_params(self):
@@ -768,14 +842,22 @@ class KMeansNystroem(_NystroemMap):
         return centres, {"n_iter_": n_iter}
 
     def _assign(self, X, centres):
-        """Nearest centre of every row: argmin of ``||c||^2 - 2 x.c``."""
-        T, csq = self._columns(centres)
+        """Nearest centre of every row: argmin of ``||c||^2 - 2 x.c``.
+
+        In blocks of at most ``_CACHE_FLOATS / m`` rows (and ``block_size``), so
+        that the block's scores stay in cache between the product and the argmin.
+        """
+        T = np.ascontiguousarray(centres.T) * -2.0  # exact: a power of two
+        csq = np.einsum("ij,ij->i", centres, centres)
         labels = np.empty(X.shape[0], dtype=np.intp)
-        for lo in range(0, X.shape[0], self.block_size):
-            out = labels[lo:lo + self.block_size]
-            for sel, rows in _routed(X[lo:lo + self.block_size]):
+
+        def work(lo, hi):
+            out = labels[lo:hi]
+            for sel, rows in _routed(X[lo:hi]):
                 score = rows @ T
-                score *= -2.0
                 score += csq
                 out[sel] = np.argmin(score, axis=1)
+
+        block = max(1, min(self.block_size, _CACHE_FLOATS // centres.shape[0]))
+        _for_blocks(X.shape[0], block, self.n_jobs, work)
         return labels

@@ -345,6 +345,67 @@ def test_transform_out_and_refit():
     assert not hasattr(est, "offsets_") and est.transform(X).shape == (20, 16)
 
 
+@pytest.mark.parametrize("make", MAPS, ids=MAP_IDS)
+def test_threads_give_the_same_map_and_features(make):
+    X = _mixed(3, n=300)
+    ref = make(block_size=16).fit(X)
+    Z = ref.transform(X)
+    for n_jobs in (2, 3, -1):
+        est = make(block_size=16, n_jobs=n_jobs).fit(X)
+        for name, value in _fitted(ref).items():  # k-means assigns in threads too
+            np.testing.assert_array_equal(getattr(est, name), value, err_msg=name)
+        np.testing.assert_array_equal(est.transform(X), Z)
+        np.testing.assert_array_equal(est.transform(sp.csr_matrix(X)), Z)
+
+
+def test_an_error_in_a_thread_reaches_the_caller():
+    calls = []
+
+    def work(lo, hi):
+        calls.append(lo)
+        if lo == 20:
+            raise ZeroDivisionError("block 2")
+
+    with pytest.raises(ZeroDivisionError, match="block 2"):
+        features._for_blocks(100, 10, 2, work)
+    assert 20 in calls
+
+
+def _transform_peak(est, X):
+    """Peak of the memory numpy allocates while ``est`` maps ``X`` into a given ``out``."""
+    import tracemalloc
+
+    out = np.empty((X.shape[0], est.n_features_out_))
+    tracemalloc.start()
+    try:
+        est.transform(X, out=out)
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+@pytest.mark.parametrize("make", MAPS, ids=MAP_IDS)
+@pytest.mark.parametrize("sparse", [False, True])
+def test_transform_memory_is_bounded_by_the_block_not_the_rows(make, sparse):
+    rng = np.random.default_rng(4)
+    block, m = 64, None
+    est = make(block_size=block).fit(_mixed(4, n=200))
+    m = est.n_features_out_
+    peaks = {}
+    for n in (1000, 8000):
+        X = rng.standard_normal((n, 12)) * (rng.random((n, 12)) < 0.5)
+        X = sp.csr_matrix(X) if sparse else X
+        peaks[n] = _transform_peak(est, X)
+    # a few block-sized scratch matrices (products, kernel values, the routed rows),
+    # whatever n: 8x more rows may not cost 1.5x the memory
+    per_block = block * max(m, est.n_components, 12) * 8
+    assert peaks[8000] <= 6 * per_block + 64 * 1024, peaks
+    assert peaks[8000] < 1.5 * peaks[1000] + 16 * 1024, peaks
+    # threads hold one block each
+    est.set_params(n_jobs=2)
+    assert _transform_peak(est, X) <= 12 * per_block + 64 * 1024
+
+
 # ------------------------------------------------------------------ errors
 
 
@@ -371,6 +432,8 @@ def test_not_fitted_and_feature_mismatch(make):
     (RandomFourierFeatures, dict(scale=1.0), ValueError, "scale"),
     (RandomFourierFeatures, dict(random_state="x"), TypeError, "random_state"),
     (RandomFourierFeatures, dict(block_size=0), ValueError, "block_size"),
+    (RandomFourierFeatures, dict(n_jobs=0), ValueError, "n_jobs"),
+    (RandomFourierFeatures, dict(n_jobs=1.5), TypeError, "n_jobs"),
     (RandomFourierFeatures, dict(max_bytes=10), ValueError, "max_bytes"),
     (Nystroem, dict(bandwidth=0.0), ValueError, "bandwidth"),
     (Nystroem, dict(n_eigen=0), ValueError, "n_eigen"),
@@ -383,6 +446,7 @@ def test_not_fitted_and_feature_mismatch(make):
     (KMeansNystroem, dict(max_iter=-1), ValueError, "max_iter"),
     (KMeansNystroem, dict(max_iter=2.0), TypeError, "max_iter"),
     (KMeansNystroem, dict(block_size=1.5), TypeError, "block_size"),
+    (KMeansNystroem, dict(n_jobs=-2), ValueError, "n_jobs"),
     (KMeansNystroem, dict(max_bytes=10), ValueError, "max_bytes"),
 ])
 def test_bad_parameters_fail_at_fit(cls, params, error, match):
