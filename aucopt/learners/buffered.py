@@ -41,7 +41,7 @@ from aucopt._kernels._buffers import Buffers
 from aucopt._state import Array, Generator, Scalar
 from aucopt.base import BaseLearner, OnlineMixin
 from aucopt.learners._common import (WeightsModel, auto_or_positive, check_shuffle,
-                                     weights_state)
+                                     search_scale, weights_state)
 from aucopt.validation import (check_choice, check_count, check_positive, check_random_state,
                                check_seed, check_state_bytes)
 
@@ -135,6 +135,15 @@ class _Buffered(WeightsModel, OnlineMixin, BaseLearner):
                 f"buffer_size/buffer changed from {self.buffer_size_}/"
                 f"{self.buffer_policy_!r} since the first partial_fit; the buffers "
                 "cannot be resized mid-stream: call fit to start afresh, or set them back")
+
+    def search_space(self, X):
+        """The grid :class:`aucopt.model_selection.GridSearch` tries by default on
+        ``X``: ``C`` (``eta`` for the OGD rule) from 2^-8 to 2^8 times its "auto"
+        value (every other power of two; the papers tune 2^[-10:10] for unit-length
+        rows: Zhao et al. 2011, Khalid 2019, Sec. 4.5.2, Ding et al. 2017)."""
+        s = search_scale(self, X)
+        return {name: [self._C0 * 2.0 ** k / s for k in range(-8, 9, 2)]
+                for name in self._auto_params}
 
     # ---- state
 
@@ -599,7 +608,9 @@ class CBR(_ConfidenceWeighted):
 
     _aucopt_name = "cbr"
     _family = "buffered confidence-weighted (full covariance)"
-    _limits = "dense or sparse, d up to ~23k (d x d covariance); O(M d^2) per row"
+    _limits = "dense or sparse, d up to ~1k (O(M d^2) per row, d x d covariance)"
+    # the declared input limit: a row costs O(M d^2), about 50 ms at d = 1000
+    _max_features = 1_000
     _state = {"covariance_": Array("f8", ("d", "d"))}
     _features_fix = ("for high-dimensional data use cbr_diag (diagonal covariance, O(d) "
                      "state, sparse updates), or raise max_state_bytes")

@@ -34,13 +34,13 @@ from aucopt._kernels._weights import Weights, dense_scores
 from aucopt._state import Array, Generator, Scalar
 from aucopt.base import BaseLearner
 from aucopt.learners._common import (EPOCH_PARAMS, SHUFFLE_PARAMS, WeightsModel,
-                                     auto_or_positive, check_epochs, check_shuffle, settle,
-                                     weights_state)
+                                     auto_or_positive, check_epochs, check_shuffle,
+                                     search_scale, settle, weights_state)
 from aucopt.learners._objectives import mean_pair_square
 from aucopt.learners._fsauc_core import fsauc_fit
 from aucopt.learners.square import _Streaming, class_sum_state, open_class_sums, tail_doc
 from aucopt.validation import (check_choice, check_count, check_fraction, check_positive,
-                               check_random_state, check_seed, row_scale, row_source)
+                               check_random_state, check_seed, row_source)
 
 __all__ = ["SOLAM", "SPAM", "SPDAM", "FSAUC"]
 
@@ -157,7 +157,7 @@ class SOLAM(_Streaming):
     def search_space(self, X):
         """The grid :class:`aucopt.model_selection.GridSearch` tries by default on
         ``X``: ``eta`` in {0.3, 1, 3, 10, 30} / s (Khalid tunes {1:9:100})."""
-        s = row_scale(row_source(X))
+        s = search_scale(self, X)
         return {"eta": [c / s for c in (0.3, 1.0, 3.0, 10.0, 30.0)]}
 
     def _objective(self, rows, y):
@@ -300,7 +300,7 @@ class SPAM(_Streaming):
         """The grid :class:`aucopt.model_selection.GridSearch` tries by default on
         ``X``: ``lam`` in {1e-5, ..., 1e-1} times the mean squared row norm (the
         paper tunes 10^[-5:5])."""
-        s = row_scale(row_source(X))
+        s = search_scale(self, X)
         return {"lam": [10.0 ** k * s for k in range(-5, 0)]}
 
     def _objective(self, rows, y):
@@ -439,6 +439,13 @@ class SPDAM(BaseLearner):
         self.random_state = random_state
         self.verbose = verbose
         self.pos_label = pos_label
+
+    def search_space(self, X):
+        """The grid :class:`aucopt.model_selection.GridSearch` tries by default on
+        ``X``: ``lam`` in {1e-5, ..., 1e-1} times the mean squared row norm (the
+        thesis tunes 10^[-5:1] for scaled data)."""
+        s = search_scale(self, X)
+        return {"lam": [10.0 ** k * s for k in range(-5, 0)]}
 
     def _check_params(self):
         auto_or_positive("lam", self.lam)
@@ -637,7 +644,7 @@ class FSAUC(WeightsModel, BaseLearner):
     def search_space(self, X):
         """The grid :class:`aucopt.model_selection.GridSearch` tries by default: ``R``
         on 10^[-1:3] in units of the row scale (the public experiments tune 10^[-1:5])."""
-        s = row_scale(row_source(X))
+        s = search_scale(self, X)
         return {"R": [10.0 ** k / math.sqrt(s) for k in range(-1, 4)]}
 
     def _check_params(self):

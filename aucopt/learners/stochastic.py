@@ -35,10 +35,11 @@ from aucopt._kernels._pairwise import (HingeProx, Schedule, Subgradient, hinge_p
 from aucopt._state import Generator, Scalar
 from aucopt.base import BaseLearner, OnlineMixin
 from aucopt.learners._common import (EPOCH_PARAMS, ElasticNetModel, WeightsModel,
-                                     auto_or_positive, check_epochs, settle, weights_state)
+                                     auto_or_positive, check_epochs, search_scale, settle,
+                                     weights_state)
 from aucopt.learners._objectives import mean_pair_hinge, mean_pair_square
 from aucopt.validation import (check_choice, check_count, check_positive, check_random_state,
-                               check_seed, row_scale, row_source)
+                               check_seed)
 
 # Pairs are drawn and handed to the kernel in blocks: bounded memory whatever n.
 PAIR_BLOCK = 1 << 16
@@ -130,7 +131,7 @@ class _HingeSGD(WeightsModel, _PairwiseSGD):
         """The grid :class:`aucopt.model_selection.GridSearch` tries by default on
         ``X``: ``lam`` from 1e-6 to 1e-2 times the mean squared row norm (the
         dissertation tunes lam by 3-fold CV; its grids assume unit-length rows)."""
-        s = row_scale(row_source(X))
+        s = search_scale(self, X)
         return {"lam": [c * s for c in (1e-6, 1e-5, 1e-4, 1e-3, 1e-2)]}
 
     def _objective(self, rows, y):
@@ -430,7 +431,7 @@ class AdaDSGD(ElasticNetModel, _PairwiseSGD):
     def search_space(self, X):
         """The grid :class:`aucopt.model_selection.GridSearch` tries by default on
         ``X``: ``lam`` from 1e-7 to 1e-3 times the mean squared row norm."""
-        s = row_scale(row_source(X))
+        s = search_scale(self, X)
         return {"lam": [c * s for c in (1e-7, 1e-6, 1e-5, 1e-4, 1e-3)]}
 
     def _check_params(self):
