@@ -402,12 +402,11 @@ class SPDAM(BaseLearner):
     batch_size : float or int, default=0.1
         Mini-batch size ``m_b``: a fraction of n (float in (0, 1]) or a count (the
         paper: 10%; ``m_b = 1`` fails there).
-    n_epochs : int, default=20
-        Passes of ``fit``, each ``ceil(n / m_b)`` iterations (the paper does not
-        state the number of iterations).
     scaling : {{"consistent", "printed"}}, default="consistent"
     random_state : int, numpy Generator or None, default=None
-        Seed of the mini-batch draws.{tail_doc(
+        Seed of the mini-batch draws.""" + EPOCH_PARAMS.format(tol="1e-3") + """
+        A pass is ``ceil(n / m_b)`` iterations; the paper does not state how many
+        it runs (the objective monitored by "auto" is ``P(w)``).""" + f"""{tail_doc(
         verbose="Print one line per pass with the primal objective ``P(w)``.")}
     n_iter_ : int
         Iterations run.
@@ -430,11 +429,15 @@ class SPDAM(BaseLearner):
 
     _auto_params = {"lam": lambda self, s, rows: 1e-3 * s}
 
-    def __init__(self, lam="auto", batch_size=0.1, n_epochs=20, scaling="consistent",
-                 random_state=None, verbose=0, pos_label=None):
+    def __init__(self, lam="auto", batch_size=0.1, n_epochs="auto", tol=1e-3,
+                 n_iter_no_change=2, max_epochs=50, scaling="consistent", random_state=None,
+                 verbose=0, pos_label=None):
         self.lam = lam
         self.batch_size = batch_size
         self.n_epochs = n_epochs
+        self.tol = tol
+        self.n_iter_no_change = n_iter_no_change
+        self.max_epochs = max_epochs
         self.scaling = scaling
         self.random_state = random_state
         self.verbose = verbose
@@ -453,7 +456,7 @@ class SPDAM(BaseLearner):
             check_fraction("batch_size", self.batch_size)
         else:
             check_count("batch_size", self.batch_size)
-        check_count("n_epochs", self.n_epochs)
+        check_epochs(self)
         check_choice("scaling", self.scaling, ("consistent", "printed"))
         check_seed(self.random_state)
         check_count("verbose", self.verbose, minimum=0)
@@ -555,6 +558,8 @@ class SPDAM(BaseLearner):
                 + 0.5 * self.lam_ * float(w @ w))
 
     def _progress(self):
+        if "objective_" in self.__dict__:
+            return ""  # n_epochs="auto": the driver's line shows the objective
         return f"objective {self._iterate.objective:.10g}, "
 
     def _weight_norm(self):
