@@ -256,9 +256,10 @@ def test_out_of_range_numbers_are_malformed(name, section, key, value, tmp_path)
 def test_a_huge_weight_scale_gives_a_clear_error_not_infinite_scores(tmp_path):
     path, members, meta = _saved("bam", tmp_path)
     meta["attributes"]["weights_scale_"] = 1e308
+    members["weights_"] = np.ones_like(members["weights_"])  # scores: 1e308 * sum(x)
     _write(path, members, meta)
     model = aucopt.load(path)  # finite and in range: a legal (if absurd) model
-    X, _ = _data(d=model.n_features_in_)
+    X = np.abs(_data(d=model.n_features_in_)[0]) + 1.0
     with pytest.raises(FloatingPointError, match="non-finite scores"):
         model.decision_function(X)
 

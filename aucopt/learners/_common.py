@@ -15,11 +15,12 @@ import numpy as np
 
 from aucopt._kernels._weights import ElasticNetWeights, Weights
 from aucopt._state import Array, Scalar
-from aucopt.validation import check_count, check_positive, check_seed
+from aucopt.validation import check_count, check_positive, check_seed, row_scale, row_source
 
 __all__ = ["WeightsModel", "ElasticNetModel", "weights_state", "settle", "writable",
            "EPOCH_PARAMS", "check_epochs", "SHUFFLE_PARAMS", "check_shuffle",
-           "auto_or_positive", "merge_doc", "AVERAGED_WEIGHTS", "WEIGHTED_AVERAGES"]
+           "auto_or_positive", "merge_doc", "AVERAGED_WEIGHTS", "WEIGHTED_AVERAGES",
+           "search_scale"]
 
 # A pass of at least d / SETTLE_RATIO steps folds the weight vector's scale at its
 # end: the O(d) fold is then amortised over the pass's O(nnz) steps.
@@ -76,6 +77,18 @@ def auto_or_positive(name, value, allow_zero=False):
     """``value`` is "auto" or a finite number > 0 (>= 0 with ``allow_zero``)."""
     if not (isinstance(value, str) and value == "auto"):
         check_positive(name, value, allow_zero=allow_zero)
+
+
+def search_scale(learner, X):
+    """``s``, the mean squared norm of the rows ``learner`` learns on from ``X``.
+
+    Search spaces are measured in it, as the "auto" defaults are (``row_scale_``).
+    A learner on a Gaussian-kernel feature map (``_unit_rows``) learns on mapped
+    rows of squared norm about ``k(x, x) = 1``: 1, without fitting the map.
+    """
+    if getattr(learner, "_unit_rows", False):
+        return 1.0
+    return row_scale(row_source(X))
 
 
 def check_epochs(learner):

@@ -46,6 +46,11 @@ class _Mapped:
     _map_class = None
     _map_params = ()
     _map_fixed = {}
+    # Gaussian-kernel maps give rows of squared norm about k(x, x) = 1: the learner's
+    # search space is in those units (see aucopt.learners._common.search_scale)
+    _unit_rows = True
+    # the inner learner's input limit concerns the mapped rows, not the input
+    _max_features = None
     # the map is fitted on the first data (all of it for fit, the first chunk for a
     # stream), so a chunked stream equals fit only for a map fixed beforehand
     _stream = None

@@ -25,7 +25,8 @@ from aucopt._kernels._square import (AdaGradStep, ClassSums, Covariances, Gradie
 from aucopt._state import Array, Generator, Scalar
 from aucopt.base import BaseLearner, OnlineMixin
 from aucopt.learners._common import (SHUFFLE_PARAMS, WeightsModel, auto_or_positive,
-                                     check_shuffle, merge_doc, weights_state, writable)
+                                     check_shuffle, merge_doc, search_scale, weights_state,
+                                     writable)
 from aucopt.validation import (check_count, check_positive, check_random_state,
                                check_state_bytes, check_X, check_y, row_scale, row_source)
 
@@ -208,6 +209,8 @@ class _CovarianceLearner(_Solvable, _OnePass):
 
     _state = {**class_sum_state(), "class_sxx_": Array("f8", (2, "d", "d"))}
     _merge_rules = {"class_count_": "sum", "class_sum_": "sum", "class_sxx_": "sum"}
+    # the declared input limit (``_limits``): two d x d sums, O(d^2) per row
+    _max_features = 11_000
 
     def _check_params(self):
         super()._check_params()
@@ -377,7 +380,7 @@ class OPAUC(_CovarianceLearner):
         """The grid :class:`aucopt.model_selection.GridSearch` tries by default on
         ``X``: ``eta`` in 2^[-7:1:2] and ``lam`` in {1e-5, 1e-4, 1e-3}, both in units
         of the row scale (Gao et al. tune eta on 2^[-12:10], lam on 2^[-10:2])."""
-        s = row_scale(row_source(X))
+        s = search_scale(self, X)
         return {"eta": [2.0 ** k / s for k in range(-7, 2, 2)],
                 "lam": [c * s for c in (1e-5, 1e-4, 1e-3)]}
 
@@ -452,7 +455,7 @@ class AdaOAM(_CovarianceLearner):
     def search_space(self, X):
         """The grid :class:`aucopt.model_selection.GridSearch` tries by default on
         ``X``: ``eta`` in 0.1 * 2^[-4:4:2] / sqrt(s) (Khalid tunes 2^[-10:10])."""
-        s = row_scale(row_source(X))
+        s = search_scale(self, X)
         return {"eta": [0.1 * 2.0 ** k / math.sqrt(s) for k in range(-4, 5, 2)]}
 
     def _step(self):

@@ -39,7 +39,8 @@ from aucopt._state import Generator, Scalar
 from aucopt.base import BaseLearner, OnlineMixin
 from aucopt.learners._common import (EPOCH_PARAMS, SETTLE_RATIO, WEIGHTED_AVERAGES,
                                      ElasticNetModel, WeightsModel, auto_or_positive,
-                                     check_epochs, merge_doc, settle, weights_state)
+                                     check_epochs, merge_doc, search_scale, settle,
+                                     weights_state)
 from aucopt.learners._objectives import mean_pair_hinge, mean_pair_square, sqnorm
 from aucopt.validation import (check_choice, check_count, check_n_jobs, check_positive,
                                check_random_state, check_seed, n_threads, row_scale,
@@ -220,7 +221,7 @@ class _HingeSGD(WeightsModel, _PairwiseSGD):
         """The grid :class:`aucopt.model_selection.GridSearch` tries by default on
         ``X``: ``lam`` from 1e-6 to 1e-2 times the mean squared row norm (the
         dissertation tunes lam by 3-fold CV; its grids assume unit-length rows)."""
-        s = row_scale(row_source(X))
+        s = search_scale(self, X)
         return {"lam": [c * s for c in (1e-6, 1e-5, 1e-4, 1e-3, 1e-2)]}
 
     def _objective(self, rows, y):
@@ -632,7 +633,7 @@ class AdaDSGD(ElasticNetModel, _PairwiseSGD):
     def search_space(self, X):
         """The grid :class:`aucopt.model_selection.GridSearch` tries by default on
         ``X``: ``lam`` from 1e-7 to 1e-3 times the mean squared row norm."""
-        s = row_scale(row_source(X))
+        s = search_scale(self, X)
         return {"lam": [c * s for c in (1e-7, 1e-6, 1e-5, 1e-4, 1e-3)]}
 
     def _check_params(self):
