@@ -7,7 +7,7 @@ import scipy.sparse as sp
 
 from aucopt._kernels._rows import RowSource
 from aucopt._kernels._journal import Journal
-from aucopt._kernels._weights import ElasticNetWeights, Weights, dense_scores
+from aucopt._kernels._weights import ElasticNetWeights, Weights, dense_scores, row_add, row_dot
 
 
 def _matrix(seed=0, n=30, d=12, density=0.3):
@@ -150,8 +150,8 @@ def test_weight_vector_matches_numpy(sparse, seed):
     for op in _random_program(seed):
         if op[0] == "add":
             _, i, c = op
-            assert w.py_dot(rows, i) == pytest.approx(ref @ X[i], rel=1e-9, abs=1e-12)
-            w.py_add(rows, i, c)
+            assert row_dot(w, rows, i) == pytest.approx(ref @ X[i], rel=1e-9, abs=1e-12)
+            row_add(w, rows, i, c)
             ref = ref + c * X[i]
         elif op[0] == "scale":
             w.py_scale(op[1])
@@ -174,7 +174,7 @@ def test_weight_vector_fold_keeps_value_and_average():
     X = _matrix(3)
     rows = RowSource(X)
     w = Weights(np.zeros((12, 2)), averaging=True)
-    w.py_add(rows, 0, 1.0)
+    row_add(w, rows, 0, 1.0)
     w.py_snapshot()
     w.py_scale(0.25)
     before_w, before_avg = w.coef(), w.average()
@@ -200,7 +200,7 @@ def test_weight_vector_without_averaging_returns_w():
 def _apply(w, rows, ops):
     for op in ops:
         if op[0] == "add":
-            w.py_add(rows, op[1], op[2])
+            row_add(w, rows, op[1], op[2])
         elif op[0] == "scale":
             w.py_scale(op[1])
         else:
@@ -266,9 +266,9 @@ def test_elastic_net_weights_equal_eager_prox(sparse):
     ref = np.zeros(12)
     for step in range(200):
         i = int(rng.integers(30))
-        assert w.py_dot(rows, i) == pytest.approx(ref @ X[i], rel=1e-9, abs=1e-12)
+        assert row_dot(w, rows, i) == pytest.approx(ref @ X[i], rel=1e-9, abs=1e-12)
         c = float(rng.standard_normal())
-        w.py_add(rows, i, c)
+        row_add(w, rows, i, c)
         ref = ref + c * X[i]
         theta, shrink = 0.01 * rng.random(), 1.0 + 0.05 * rng.random()
         w.py_prox(theta, shrink)

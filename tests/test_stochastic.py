@@ -17,7 +17,7 @@ from aucopt._kernels._pairwise import (Halt, HingeProx, Schedule, Subgradient, c
                                        hinge_lane, hinge_pairs, open_lanes, refold,
                                        square_lane, square_prox_pairs)
 from aucopt._kernels._rows import RowSource
-from aucopt._kernels._weights import ElasticNetWeights, Weights
+from aucopt._kernels._weights import ElasticNetWeights, Weights, row_add
 from aucopt.datasets import Scaler, load, split
 from aucopt.learners import stochastic
 from reference import (auc_pairs, hinge_pair_steps, hinge_prox, lane_hinge_pair_steps,
@@ -135,7 +135,7 @@ def test_elastic_net_weights_renormalise_without_changing_values():
     X, _ = _data(2)
     rows = RowSource(X)
     w = ElasticNetWeights(ElasticNetWeights.fresh(X.shape[1]))
-    w.py_add(rows, 0, 1.0)
+    row_add(w, rows, 0, 1.0)
     ref = X[0].copy()
     for _ in range(400):  # P = 2^400 passes the 1e100 limit: materialise and restart
         w.py_prox(0.001, 2.0)

@@ -295,20 +295,6 @@ cdef class Weights:
         """``||w||^2`` (maintained)."""
         return self.sqnorm()
 
-    def py_dot(self, RowSource rows, Py_ssize_t i):
-        """``w . x_i``."""
-        cdef const double* vals
-        cdef const int32_t* ind
-        cdef Py_ssize_t nnz = rows.row(rows.checked(i), &vals, &ind)
-        return self.dot(vals, ind, nnz)
-
-    def py_add(self, RowSource rows, Py_ssize_t i, double c):
-        """``w <- w + c x_i``."""
-        cdef const double* vals
-        cdef const int32_t* ind
-        cdef Py_ssize_t nnz = rows.row(rows.checked(i), &vals, &ind)
-        self.add(c, vals, ind, nnz)
-
     def py_scale(self, double a):
         """``w <- a w``."""
         self.scale_by(a)
@@ -320,6 +306,29 @@ cdef class Weights:
     def py_fold(self):
         """Fold the scale into ``v``."""
         self.fold()
+
+
+def row_dot(w, RowSource rows, Py_ssize_t i):
+    """``w . x_i`` for a :class:`Weights` or :class:`ElasticNetWeights` ``w`` (at its
+    current step), ``i`` checked against the rows (for tests and tools)."""
+    cdef const double* vals
+    cdef const int32_t* ind
+    cdef Py_ssize_t nnz = rows.row(rows.checked(i), &vals, &ind)
+    if isinstance(w, Weights):
+        return (<Weights>w).dot(vals, ind, nnz)
+    return (<ElasticNetWeights?>w).dot(vals, ind, nnz)
+
+
+def row_add(w, RowSource rows, Py_ssize_t i, double c):
+    """``w <- w + c x_i`` for a :class:`Weights` or :class:`ElasticNetWeights` ``w``,
+    ``i`` checked against the rows (for tests and tools)."""
+    cdef const double* vals
+    cdef const int32_t* ind
+    cdef Py_ssize_t nnz = rows.row(rows.checked(i), &vals, &ind)
+    if isinstance(w, Weights):
+        (<Weights>w).add(c, vals, ind, nnz)
+    else:
+        (<ElasticNetWeights?>w).add(c, vals, ind, nnz)
 
 
 def dense_scores(RowSource rows, const double[::1] w):
@@ -507,20 +516,6 @@ cdef class ElasticNetWeights:
         a = state[:, 0]
         mag = np.abs(a) * state[:, 1] - (self.R - state[:, 2])
         return np.where(mag <= 0.0, 0.0, np.copysign(mag / self.P, a))
-
-    def py_dot(self, RowSource rows, Py_ssize_t i):
-        """``w . x_i`` at the current step."""
-        cdef const double* vals
-        cdef const int32_t* ind
-        cdef Py_ssize_t nnz = rows.row(rows.checked(i), &vals, &ind)
-        return self.dot(vals, ind, nnz)
-
-    def py_add(self, RowSource rows, Py_ssize_t i, double c):
-        """``w <- w + c x_i``."""
-        cdef const double* vals
-        cdef const int32_t* ind
-        cdef Py_ssize_t nnz = rows.row(rows.checked(i), &vals, &ind)
-        self.add(c, vals, ind, nnz)
 
     def py_prox(self, double theta, double c):
         """One lazy proximal step on every coordinate."""
