@@ -104,6 +104,9 @@ def main(argv=None):
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--n-jobs", type=int, default=None, help="threads for learners with n_jobs")
     args = ap.parse_args(argv)
+    # a shell starts background jobs with SIGINT ignored; Python then installs no
+    # handler and the timer's signal would be lost
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     names = args.names or sorted(aucopt.available())
     print("| learner | worst latency [s] | model unchanged |")
     print("|---|---|---|")

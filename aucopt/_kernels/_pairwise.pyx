@@ -164,7 +164,9 @@ cdef Py_ssize_t hinge_steps(RowSource X, Weights w, const int64_t* pos_rows,
                             double* scratch, const int* halt, Py_ssize_t* work) except -1 nogil:
     """The steps on pairs ``start, start + stride, ... < stop``; the schedule's shrinks
     and snapshots only when ``lead``. Ends early when ``halt`` is set; returns the
-    steps taken."""
+    steps taken. The schedule is read into locals and written back at the end: the
+    lanes' Schedule objects may share cache lines, which per-step writes to them
+    would bounce between cores."""
     cdef Py_ssize_t k, i, j, ni, nj, taken = 0
     cdef const double* vi
     cdef const double* vj
@@ -172,45 +174,52 @@ cdef Py_ssize_t hinge_steps(RowSource X, Weights w, const int64_t* pos_rows,
     cdef const int32_t* ij
     cdef double eta, m, r, tt, step, zz = 0.0
     cdef bint sqdist = rule.needs_sqdist
+    cdef double lam = sched.lam, t0 = sched.t0, avg_power = sched.avg_power
+    cdef int64_t t = sched.t, rcount = sched.rcount, acount = sched.acount
+    cdef int64_t rskip = sched.rskip, askip = sched.askip
     k = start
-    while k < stop:
-        if halt != NULL and aucopt_halted(halt):
-            break
-        sched.t += 1
-        tt = <double>sched.t + sched.t0
-        eta = 1.0 / (sched.lam * tt)
-        i = pos_rows[k]
-        j = neg_rows[k]
-        if k + stride < stop:
-            prefetch_row(X, pos_rows[k + stride])
-            prefetch_row(X, neg_rows[k + stride])
-        ni = row_of(X, i, &vi, &ii)
-        nj = row_of(X, j, &vj, &ij)
-        m = weights_dot(w, vi, ii, ni) - weights_dot(w, vj, ij, nj)
-        if m < 1.0:
-            if sqdist:
-                zz = pair_sqdist(scratch, sqnorm_of(X, i), sqnorm_of(X, j),
-                                 vi, ii, ni, vj, ij, nj)
-            step = rule.step(m, eta, zz)
-            if step > 0.0:
-                w.add_pair(step, vi, ii, ni, vj, ij, nj)
-        if lead:
-            sched.rcount -= 1
-            if sched.rcount <= 0:
-                r = 1.0 - <double>sched.rskip / tt
-                if r < 0.8:
-                    r = pow(1.0 - 1.0 / tt, <double>sched.rskip)
-                w.scale_by(r)
-                sched.rcount = sched.rskip
-            if sched.askip > 0:
-                sched.acount -= 1
-                if sched.acount <= 0:
-                    w.snapshot(1.0 if sched.avg_power == 0.0
-                               else pow(<double>sched.t, sched.avg_power))
-                    sched.acount = sched.askip
-        poll(work, ni + nj + 8)
-        k += stride
-        taken += 1
+    try:
+        while k < stop:
+            if halt != NULL and aucopt_halted(halt):
+                break
+            t += 1
+            tt = <double>t + t0
+            eta = 1.0 / (lam * tt)
+            i = pos_rows[k]
+            j = neg_rows[k]
+            if k + stride < stop:
+                prefetch_row(X, pos_rows[k + stride])
+                prefetch_row(X, neg_rows[k + stride])
+            ni = row_of(X, i, &vi, &ii)
+            nj = row_of(X, j, &vj, &ij)
+            m = weights_dot(w, vi, ii, ni) - weights_dot(w, vj, ij, nj)
+            if m < 1.0:
+                if sqdist:
+                    zz = pair_sqdist(scratch, sqnorm_of(X, i), sqnorm_of(X, j),
+                                     vi, ii, ni, vj, ij, nj)
+                step = rule.step(m, eta, zz)
+                if step > 0.0:
+                    w.add_pair(step, vi, ii, ni, vj, ij, nj)
+            if lead:
+                rcount -= 1
+                if rcount <= 0:
+                    r = 1.0 - <double>rskip / tt
+                    if r < 0.8:
+                        r = pow(1.0 - 1.0 / tt, <double>rskip)
+                    w.scale_by(r)
+                    rcount = rskip
+                if askip > 0:
+                    acount -= 1
+                    if acount <= 0:
+                        w.snapshot(1.0 if avg_power == 0.0 else pow(<double>t, avg_power))
+                        acount = askip
+            poll(work, ni + nj + 8)
+            k += stride
+            taken += 1
+    finally:
+        sched.t = t
+        sched.rcount = rcount
+        sched.acount = acount
     return taken
 
 
