@@ -56,7 +56,8 @@ HEURISTIC_ROWS = 80000
 # cross-over of densify + dgemm against scipy's CSR product is a density of 0.1-0.15.
 _DENSE_ROW = 8
 _DEFAULT_BLOCK = 4096
-# k-means assigns rows in blocks of at most this many scores (1 MiB): cache-resident
+# k-means assigns rows in blocks of at most this many scores (1 MiB: cache-resident);
+# sparse rows meet the landmarks in copies of at most this many values
 _CACHE_FLOATS = 2**17
 _DEFAULT_MAX_BYTES = 2**31
 
@@ -126,10 +127,24 @@ def _dense_copy(rows):
 
 def _kernel_columns(landmarks, bandwidth):
     """What :func:`_gaussian` needs of the landmarks ``u`` (rows of ``landmarks``):
-    the columns ``2 u / bandwidth`` (C-contiguous, ``(d, m)``), ``||u||^2 / bandwidth``
-    and the bandwidth."""
-    T = np.ascontiguousarray(landmarks.T) * (2.0 / bandwidth)
-    return T, np.einsum("ij,ij->i", landmarks, landmarks) / bandwidth, bandwidth
+    the landmarks themselves, ``||u||^2 / bandwidth`` and the bandwidth."""
+    return landmarks, np.einsum("ij,ij->i", landmarks, landmarks) / bandwidth, bandwidth
+
+
+def _cross(rows, landmarks):
+    """``rows @ landmarks.T`` without a copy of the landmarks: dense rows through
+    BLAS on the transposed view; sparse rows (scipy needs a C-contiguous right-hand
+    side) against copies of at most :data:`_CACHE_FLOATS` landmark values at a time,
+    so that a call's memory is bounded by the block, not by the map's state."""
+    if not sp.issparse(rows):
+        return rows @ landmarks.T
+    m, d = landmarks.shape
+    K = np.empty((rows.shape[0], m))
+    step = max(1, _CACHE_FLOATS // max(d, 1))
+    for start in range(0, m, step):
+        stop = min(m, start + step)
+        K[:, start:stop] = rows @ np.ascontiguousarray(landmarks[start:stop].T)
+    return K
 
 
 def _gaussian(rows, columns):
@@ -137,11 +152,11 @@ def _gaussian(rows, columns):
     ``columns`` (from :func:`_kernel_columns`).
 
     ``-||x - u||^2 / s = 2 x.u / s - ||x||^2 / s - ||u||^2 / s`` (clamped at 0 before
-    the exponential), so a sparse row costs O(nnz(x)) per landmark; the constants
-    are folded into the columns, leaving three passes over the block and ``exp``.
+    the exponential), so a sparse row costs O(nnz(x)) per landmark.
     """
-    T, tsq, bandwidth = columns
-    K = rows @ T
+    landmarks, tsq, bandwidth = columns
+    K = _cross(rows, landmarks)
+    K *= 2.0 / bandwidth
     K -= (_sqnorms(rows) / bandwidth)[:, None]
     K -= tsq
     np.minimum(K, 0.0, out=K)

@@ -406,6 +406,16 @@ def test_transform_memory_is_bounded_by_the_block_not_the_rows(make, sparse):
     assert _transform_peak(est, X) <= 12 * per_block + 64 * 1024
 
 
+@pytest.mark.parametrize("make", MAPS, ids=MAP_IDS)
+def test_mapping_a_few_sparse_rows_costs_a_fraction_of_the_map(make):
+    """A partial_fit chunk of a mapped learner: no copy of the landmarks (or
+    frequencies) per call, whatever d (a copy takes at most 1 MiB at a time)."""
+    X = sp.random(300, 50_000, density=0.001, format="csr", random_state=3)
+    est = make().fit(X)
+    state = sum(v.nbytes for v in vars(est).values() if isinstance(v, np.ndarray))
+    assert _transform_peak(est, X[:10]) < 0.25 * state
+
+
 # ------------------------------------------------------------------ errors
 
 
