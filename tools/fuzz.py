@@ -236,9 +236,13 @@ def _edit_array(rnd, a):
         return np.pad(a, pad)
     if op == 1:  # another shape with the same number of entries
         return a.T.copy() if rnd.random() < 0.5 else a.reshape(-1) if a.ndim != 1 else a.reshape(1, -1)
-    if op == 2:  # another dtype
-        return a.astype(rnd.choice([np.float32, np.int32, np.int64, np.uint64, np.bool_,
-                                    np.float64, np.int8, np.complex128, "<U3", ">f8"]))
+    if op == 2:  # another dtype (string labels such as '0.3' have no integer form)
+        dtype = rnd.choice([np.float32, np.int32, np.int64, np.uint64, np.bool_, np.float64,
+                            np.int8, np.complex128, "<U3", ">f8"])
+        try:
+            return a.astype(dtype)
+        except (TypeError, ValueError):
+            return a.astype("<U3")
     if op == 3 and a.ndim == 2:
         return np.asfortranarray(a)
     b = a.copy()
