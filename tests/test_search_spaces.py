@@ -60,6 +60,8 @@ def test_grid_search_without_a_grid_uses_the_learner_search_space():
 # squared row norm, n the number of rows (of the first training data).
 AUTO_RULES = {
     "spam": ("lam", lambda s, n, X: s / (2 * n)),
+    "sam": ("lam", lambda s, n, X: 3 * s / n),
+    "asam": ("lam", lambda s, n, X: s * min(1e-4, 1 / n)),
 }
 
 

@@ -34,7 +34,7 @@ from aucopt._kernels._weights import Weights, dense_scores
 from aucopt._state import Array, Generator, Scalar
 from aucopt.base import BaseLearner
 from aucopt.learners._common import (AVERAGED_WEIGHTS, EPOCH_PARAMS, SHUFFLE_PARAMS,
-                                     WeightsModel, auto_or_positive, check_epochs,
+                                     WeightsModel, auto_or_positive, auto_value, check_epochs,
                                      check_shuffle, merge_doc, search_scale, settle,
                                      weights_state)
 from aucopt.learners._objectives import mean_pair_square
@@ -348,7 +348,7 @@ class SPAM(_Streaming):
         """The grid :class:`aucopt.model_selection.GridSearch` tries by default on
         ``X``: ``lam`` from 10^-3 to 10^3 times its "auto" value on ``X`` (the
         paper tunes 10^[-5:5] for unit-length rows)."""
-        lam = self._auto_params["lam"](self, search_scale(self, X), row_source(X))
+        lam = auto_value(self, "lam", X)
         return {"lam": [10.0 ** k * lam for k in range(-3, 4)]}
 
     def _objective(self, rows, y):
