@@ -651,9 +651,16 @@ class FSAUC(WeightsModel, BaseLearner):
     ----------
     R : float or "auto", default="auto"
         Radius of the ``w`` ball (also bounds ``a``, ``b``, ``alpha``). "auto" is
-        ``10 / sqrt(s)`` with ``s`` the mean squared row norm: 10 for unit-length
-        rows, where 3-fold CV on the grid 10^[-1:5] of the public experiments chose
-        it most often; rows scaled by ``c`` need ``w`` scaled by ``1/c``.
+        ``d^(1/4) / sqrt(s)`` with ``s`` the mean squared row norm and ``d`` the
+        number of features: rows scaled by ``c`` need ``w`` scaled by ``1/c``, and
+        the radius a good ranker needs grows with the dimension (about 10 to 20 for
+        unit-length text rows, where 3-fold CV on the grid 10^[-1:5] of the public
+        experiments chose 10 most often, but 1 to 3 for standardised dense rows).
+        Chosen from a scan of ``R = 2^(k/2) / sqrt(s)`` over 28 benchmark forms (4
+        text sets as TF-IDF, max-abs scaled and binary rows, 16 dense sets
+        standardised): within 0.013 AUC of the scan's best on all of them, while
+        the former ``10 / sqrt(s)`` lost 0.097 on ionosphere (0.780 against 0.878),
+        0.072 on wdbc and 0.055 on sonar.
     G : float or None, default=None
         Gradient-bound constant of the stage step ``eta_k``; None is the bound of
         the analysis (data-derived through ``kappa = max ||x||``).
@@ -690,7 +697,7 @@ class FSAUC(WeightsModel, BaseLearner):
     _limits = "dense or sparse, any d"
     _divergence_hint = "lower R"
     _state = {**weights_state(1), "n_stages_": Scalar(int, low=1)}
-    _auto_params = {"R": lambda self, s, rows: 10.0 / math.sqrt(s)}
+    _auto_params = {"R": lambda self, s, rows: rows.n_features ** 0.25 / math.sqrt(s)}
 
     def __init__(self, R="auto", G=None, n_passes=1, delta=0.1, steps="halving",
                  random_state=None, verbose=0, pos_label=None):
@@ -704,10 +711,11 @@ class FSAUC(WeightsModel, BaseLearner):
         self.pos_label = pos_label
 
     def search_space(self, X):
-        """The grid :class:`aucopt.model_selection.GridSearch` tries by default: ``R``
-        on 10^[-1:3] in units of the row scale (the public experiments tune 10^[-1:5])."""
-        s = search_scale(self, X)
-        return {"R": [10.0 ** k / math.sqrt(s) for k in range(-1, 4)]}
+        """The grid :class:`aucopt.model_selection.GridSearch` tries by default on
+        ``X``: ``R`` from 10^-2 to 10^2 times its "auto" value on ``X`` (the public
+        experiments tune 10^[-1:5] for unit-length rows)."""
+        R = auto_value(self, "R", X)
+        return {"R": [10.0 ** k * R for k in range(-2, 3)]}
 
     def _check_params(self):
         if not (isinstance(self.R, str) and self.R == "auto"):
