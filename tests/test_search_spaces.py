@@ -62,6 +62,7 @@ AUTO_RULES = {
     "spam": ("lam", lambda s, n, X: s / (2 * n)),
     "sam": ("lam", lambda s, n, X: 3 * s / n),
     "asam": ("lam", lambda s, n, X: s * min(1e-4, 1 / n)),
+    "adadsgd": ("lam", lambda s, n, X: 1e-6 * s),
     "fsauc": ("R", lambda s, n, X: X.shape[1] ** 0.25 / np.sqrt(s)),
 }
 

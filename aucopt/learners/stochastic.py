@@ -590,8 +590,15 @@ class AdaDSGD(ElasticNetModel, _PairwiseSGD):
         stay below ``1 / ||z||^2``.
     lam : float or "auto", default="auto"
         Elastic-net strength; ``l1 = lam * l1_ratio``, ``l2 = lam * (1 - l1_ratio)``.
-        "auto" is ``1e-5 s`` with ``s`` the mean squared row norm, i.e. 1e-5 for
-        unit-length rows (the paper tunes l1 and l2 on 10^[-5:-1]).
+        "auto" is ``1e-6 s`` with ``s`` the mean squared row norm, i.e. 1e-6 for
+        unit-length rows (the paper tunes l1 and l2 on 10^[-5:-1]; it returns the
+        last iterate of a constant-step stagewise schedule, whose noise already
+        regularises). Chosen from a scan of ``lam = 2^k s`` over 28 benchmark forms
+        (4 text sets as TF-IDF, max-abs scaled and binary rows, 16 dense sets
+        standardised): the AUC is flat below about ``1e-6 s`` on all of them, and
+        ``1e-6 s`` was within 0.02 of the scan's best everywhere (largest gaps on
+        the smallest sets: sonar 0.020, ionosphere 0.016), while the former ``1e-5
+        s`` lost 0.038 on sector as binary rows (0.892 against 0.929).
     l1_ratio : float in [0, 1], default=0.5
         Share of L1 in the penalty.
     penalty : {"elasticnet", "l2"}, default="elasticnet"
@@ -630,7 +637,7 @@ class AdaDSGD(ElasticNetModel, _PairwiseSGD):
     """
 
     _aucopt_name = "adadsgd"
-    _auto_params = {"lam": lambda self, s, rows: 1e-5 * s,
+    _auto_params = {"lam": lambda self, s, rows: 1e-6 * s,
                     "eta": lambda self, s, rows: 0.1 / (rows.max_sqnorm() or 1.0)}
 
     def __init__(self, eta="auto", lam="auto", l1_ratio=0.5, penalty="elasticnet",
@@ -656,9 +663,9 @@ class AdaDSGD(ElasticNetModel, _PairwiseSGD):
 
     def search_space(self, X):
         """The grid :class:`aucopt.model_selection.GridSearch` tries by default on
-        ``X``: ``lam`` from 1e-7 to 1e-3 times the mean squared row norm."""
+        ``X``: ``lam`` from 1e-8 to 1e-4 times the mean squared row norm."""
         s = search_scale(self, X)
-        return {"lam": [c * s for c in (1e-7, 1e-6, 1e-5, 1e-4, 1e-3)]}
+        return {"lam": [c * s for c in (1e-8, 1e-7, 1e-6, 1e-5, 1e-4)]}
 
     def _check_params(self):
         auto_or_positive("eta", self.eta)
