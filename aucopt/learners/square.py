@@ -812,13 +812,6 @@ class UniExp(_OnePass):
         s = search_scale(self, X)
         return {"eta": [2.0 ** k / s for k in range(-16, 1, 2)]}
 
-    def _train(self, rows, y):
-        self._fit_order = True  # the search's trial passes take fit's row order
-        try:
-            super()._train(rows, y)
-        finally:
-            self.__dict__.pop("_fit_order", None)
-
     def _resolve_auto(self, rows):
         # a model given eta_ before its first data (aucopt.dask) keeps it
         search = "row_scale_" not in self.__dict__ and isinstance(self.eta, str)
@@ -831,12 +824,17 @@ class UniExp(_OnePass):
             self.eta_ = self._stable_eta(rows, y)
 
     def _stable_eta(self, rows, y):
-        """``4^-j / s / sqrt(2)`` for the first ``j`` whose fit (a fresh model, the
-        same rows and order) does not diverge."""
-        shuffle = self.shuffle and self.__dict__.get("_fit_order", False)
+        """``4^-j / s / sqrt(2)`` for the first ``j`` whose pass (a fresh model, the
+        rows in the order this call's pass takes) does not diverge."""
+        shuffle = self.__dict__.get("_order_rng")
+        if shuffle is not None:  # fit's first permutation, the stream left as it was
+            state = shuffle.bit_generator.state
+            order = shuffle.permutation(rows.n_rows)
+            shuffle.bit_generator.state = state
+            rows, y = rows.take(order), y[order]
         for j in range(_UNIEXP_TRIALS):
             eta = 4.0 ** -j / self.row_scale_
-            trial = type(self)(eta=eta, shuffle=shuffle, random_state=self.random_state)
+            trial = type(self)(eta=eta, shuffle=False)
             trial.classes_, trial.n_features_in_ = self.classes_, self.n_features_in_
             try:
                 with trial._transaction(fresh=True):
