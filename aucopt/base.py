@@ -290,10 +290,10 @@ class BaseLearner(Estimator):
         caller's order, a stream is a stream)."""
         self._init_state(rows.n_features)
         self._resolve_auto(rows)
-        self._prepare(rows, y)
-        if self._shuffles and self.shuffle:
+        if self._shuffles and self.shuffle:  # set before _prepare, which may look ahead
             self._order_rng = order_stream(self.random_state)
         try:
+            self._prepare(rows, y)
             if getattr(self, "n_epochs", None) == "auto":
                 self._train_until_stalled(rows, y)
                 return

@@ -54,3 +54,25 @@ def test_grid_search_without_a_grid_uses_the_learner_search_space():
     search = GridSearch(learner, cv=3, random_state=0).fit(X, y)
     tried = [p["C"] for p in search.cv_results_["params"]]
     assert tried == learner.search_space(X)["C"]
+
+
+# The documented "auto" rules, recomputed from the rows with numpy: s is the mean
+# squared row norm, n the number of rows (of the first training data).
+AUTO_RULES = {
+    "spam": ("lam", lambda s, n, X: s / (2 * n)),
+    "sam": ("lam", lambda s, n, X: 3 * s / n),
+    "asam": ("lam", lambda s, n, X: s * min(1e-4, 1 / n)),
+    "adadsgd": ("lam", lambda s, n, X: 1e-6 * s),
+    "fsauc": ("R", lambda s, n, X: X.shape[1] ** 0.25 / np.sqrt(s)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(AUTO_RULES))
+@pytest.mark.parametrize("scale", [0.1, 30.0])
+def test_auto_parameters_follow_their_documented_rules(name, scale):
+    X, y = _data(scale)
+    key, rule = AUTO_RULES[name]
+    model = _learner(name).fit(X, y)
+    s = float(np.mean(np.sum(X * X, axis=1)))
+    assert model.row_scale_ == pytest.approx(s, rel=1e-12)
+    assert model.__dict__[key + "_"] == pytest.approx(rule(s, X.shape[0], X), rel=1e-12)

@@ -249,6 +249,47 @@ def test_uni_exp_equals_reference(sparse):
     assert clf.class_count_.tolist() == [np.sum(y < 0), np.sum(y > 0)]
 
 
+def _first_stable_eta(X, y, **params):
+    """Reference of eta="auto": fit with 4^-j / s, j = 0, 1, ..., until one does
+    not raise; that step over sqrt(2)."""
+    s = float(np.mean(np.sum(X * X, axis=1)))
+    for j in range(square._UNIEXP_TRIALS):
+        try:
+            aucopt.get("uni_exp", eta=4.0 ** -j / s, **params).fit(X, y)
+        except FloatingPointError:
+            continue
+        return 4.0 ** -j / s / math.sqrt(2.0)
+    raise AssertionError("no stable step")
+
+
+@pytest.mark.parametrize("outliers", [False, True])
+@pytest.mark.parametrize("shuffle", [False, True])
+def test_uni_exp_auto_eta_is_the_largest_stable_step_over_sqrt2(outliers, shuffle):
+    X, y = _data(9, n=300, d=6, density=1.0)
+    if outliers:  # rows 30 times longer than the rest make the large steps diverge
+        X[::50] *= 30.0
+    params = {"shuffle": shuffle, "random_state": 4}
+    expected = _first_stable_eta(X, y, **params)
+    auto = aucopt.get("uni_exp", **params).fit(X, y)
+    assert auto.eta_ == pytest.approx(expected, rel=1e-12)
+    # the model is the fit with that step given explicitly (same order, same seed)
+    np.testing.assert_array_equal(auto.coef_, aucopt.get("uni_exp", eta=auto.eta_,
+                                                         **params).fit(X, y).coef_)
+    if outliers:
+        assert auto.eta_ * auto.row_scale_ < 1.0 / math.sqrt(2.0)  # a trial diverged
+
+
+def test_uni_exp_auto_eta_searches_on_the_first_chunk_only():
+    X, y = _data(10, n=200, d=6, density=1.0)
+    X[::40] *= 30.0
+    stream = aucopt.get("uni_exp").partial_fit(X[:100], y[:100])
+    assert stream.eta_ == pytest.approx(_first_stable_eta(X[:100], y[:100], shuffle=False),
+                                        rel=1e-12)
+    eta = stream.eta_
+    stream.partial_fit(X[100:], y[100:])
+    assert stream.eta_ == eta and stream.t_ == 200
+
+
 # ------------------------------------------------------------------ family-wide
 
 

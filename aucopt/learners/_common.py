@@ -20,7 +20,7 @@ from aucopt.validation import check_count, check_positive, check_seed, row_scale
 __all__ = ["WeightsModel", "ElasticNetModel", "weights_state", "settle", "writable",
            "EPOCH_PARAMS", "check_epochs", "SHUFFLE_PARAMS", "check_shuffle",
            "auto_or_positive", "merge_doc", "AVERAGED_WEIGHTS", "WEIGHTED_AVERAGES",
-           "search_scale"]
+           "search_scale", "auto_value"]
 
 # A pass of at least d / SETTLE_RATIO steps folds the weight vector's scale at its
 # end: the O(d) fold is then amortised over the pass's O(nnz) steps.
@@ -89,6 +89,12 @@ def search_scale(learner, X):
     if getattr(learner, "_unit_rows", False):
         return 1.0
     return row_scale(row_source(X))
+
+
+def auto_value(learner, name, X):
+    """The value the "auto" rule of parameter ``name`` gives on ``X`` (search spaces
+    centred on the default)."""
+    return learner._auto_params[name](learner, search_scale(learner, X), row_source(X))
 
 
 def check_epochs(learner):
