@@ -476,6 +476,14 @@ def test_largest_index_and_leading_zeros_are_accepted():
     assert X.shape == (1, 7) and X.indices.tolist() == [6]
 
 
+def test_bad_value_after_an_index_longer_than_the_message_shows():
+    # found by tools/fuzz.py: the message cut the token before its ':' and then
+    # raised IndexError looking for the value
+    with pytest.raises(ValueError, match=r"^line 2: value 'x1' of feature 0{60}\.\.\. is "
+                                         "not a number"):
+        load_svmlight(b"1 1:1\n-1 " + b"0" * 70 + b"5:x1\n")
+
+
 def test_reproducer_index_wrapping_to_4():
     # 18446744073709551621 = 2**64 + 5 used to wrap around to column 4
     with pytest.raises(ValueError, match=r"^line 1: feature index '18446744073709551621' "

@@ -203,7 +203,6 @@ def _read_into(stream, view, kind, name):
 
 
 def _token(tok, limit=60):
-    tok = tok.decode("utf-8", errors="replace")
     if len(tok) > limit:
         tok = tok[:limit] + "..."
     return tok
@@ -211,8 +210,11 @@ def _token(tok, limit=60):
 
 def _parse_error(parser, n_features, zero_based):
     """The ValueError for the error that stopped ``parser``."""
-    code, tok, value = parser.code, _token(parser.err_token), parser.err_value
-    idx = tok.split(":", 1)[0]
+    code, value = parser.code, parser.err_value
+    raw = parser.err_token.decode("utf-8", errors="replace")
+    # split before shortening: an index may be longer than the shown part
+    idx, _, val = (_token(part) for part in raw.partition(":"))
+    tok = _token(raw)
     if code == _E["EXPECTED_PAIR"]:
         msg = (f"expected 'index:value', got {tok!r}; features must be written as "
                "index:value pairs such as '3:0.5' after the label")
@@ -226,7 +228,6 @@ def _parse_error(parser, n_features, zero_based):
         msg = (f"feature index {idx!r} is too large: indices may be at most "
                f"2**62 - 1 = {MAX_INDEX}")
     elif code == _E["BAD_VALUE"]:
-        val = tok.split(":", 1)[1]
         msg = (f"value {val!r} of feature {idx} is not a number; write values as "
                "decimal numbers such as '0.5', '-3', '1e-3' or 'inf'")
     elif code == _E["BAD_LABEL"]:
