@@ -219,6 +219,8 @@ class ModelReader:
             raise MalformedModel(f"array {name!r} cannot be read ({exc})") from None
 
     def _read_member(self, info, name, dtype, shape, max_bytes):
+        if info.flag_bits & 0x1:  # zipfile would ask for a password (RuntimeError)
+            raise MalformedModel(f"array {name!r} is stored encrypted")
         with self._zip.open(info) as fh:
             try:
                 version = np.lib.format.read_magic(fh)

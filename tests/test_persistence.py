@@ -277,6 +277,20 @@ def test_a_member_with_an_unknown_compression_is_malformed(tmp_path):
         aucopt.load(path)
 
 
+def test_a_member_flagged_encrypted_is_malformed(tmp_path):
+    # found by tools/fuzz.py model: zipfile raised RuntimeError ("password required")
+    path, _, _ = _saved("asam", tmp_path)
+    data = bytearray(path.read_bytes())
+    # central directory entries: the general purpose flags are at offset 8
+    at = data.index(b"PK\x01\x02")
+    while at >= 0:
+        data[at + 8] |= 0x1
+        at = data.find(b"PK\x01\x02", at + 4)
+    path.write_bytes(bytes(data))
+    with pytest.raises(ValueError, match="malformed model file: .*encrypted"):
+        aucopt.load(path)
+
+
 def test_a_huge_but_finite_parameter_loads_and_trains(tmp_path):
     """adaDSGD with growth = 1e308 (legal: > 1): the next stage is all rows, no overflow."""
     path, members, meta = _saved("adadsgd", tmp_path)
