@@ -57,7 +57,8 @@ HEURISTIC_ROWS = 80000
 _DENSE_ROW = 8
 _DEFAULT_BLOCK = 4096
 # k-means assigns rows in blocks of at most this many scores (1 MiB: cache-resident);
-# sparse rows meet the landmarks in copies of at most this many values
+# sparse rows meet the landmarks in copies of at most this many values; random
+# frequencies are drawn in blocks of this many (interruptible between blocks)
 _CACHE_FLOATS = 2**17
 _DEFAULT_MAX_BYTES = 2**31
 
@@ -512,7 +513,13 @@ class RandomFourierFeatures(_FeatureMap):
             sigma = _distance_to_mean(X, "l1", self.block_size, "sigma")
         rng = check_random_state(self.random_state)
         draw = rng.standard_normal if self.kernel == "gaussian" else rng.standard_cauchy
-        state = {"sigma_": sigma, "frequencies_": draw((d, m)) / sigma}
+        frequencies = np.empty((d, m))
+        step = max(1, _CACHE_FLOATS // max(m, 1))
+        for start in range(0, d, step):  # the same stream as one draw((d, m)); blocks
+            block = frequencies[start:start + step]  # keep Ctrl-C prompt at large d
+            block[...] = draw(block.shape)
+            block /= sigma
+        state = {"sigma_": sigma, "frequencies_": frequencies}
         if self.variant == "cos_phase":
             state["offsets_"] = rng.uniform(0.0, 2.0 * np.pi, m)
             unbiased = np.sqrt(2.0 / m)

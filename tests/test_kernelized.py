@@ -90,3 +90,21 @@ def test_noam_collects_support_vectors_then_learns_on_their_nystroem_map():
     with pytest.warns(ConstantModelWarning):  # two rows: nothing to rank them by yet
         tiny = aucopt.get("noam", shuffle=False).fit(X[pair], y[pair])
     assert tiny.feature_map_.landmarks_.shape[0] == 2  # f = 0 violates the first pair
+
+
+def test_noam_first_phase_holds_only_its_rows_dense():
+    """NOAM's kernel OGD phase densifies the rows it holds (buffers and support
+    vectors), not the whole sparse input (it used to: 60 GiB for 400k x 20k)."""
+    import tracemalloc
+
+    X = sp.random(600, 50_000, density=0.001, format="csr", random_state=0)
+    y = np.arange(600) % 2
+    learner = aucopt.get("noam", n_landmarks=20, buffer_size=10, random_state=0)
+    tracemalloc.start()
+    try:
+        learner.fit(X, y)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 0.25 * X.shape[0] * X.shape[1] * 8, peak
+

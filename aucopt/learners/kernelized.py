@@ -454,58 +454,84 @@ class FOAM(_Mapped, _BufferOGD):
         self.max_state_bytes = max_state_bytes
 
 
-def _kernel_ogd_phase(X, y, Q, eta, bandwidth, buffer_size, rng):
+# NOAM's first phase computes its rows' norms on dense blocks of at most this many values
+NORM_BLOCK_FLOATS = 2**20
+
+
+def _kernel_ogd_phase(X, y, order, Q, eta, bandwidth, buffer_size, rng):
     """NOAM's first phase (Ding et al. 2017, Alg. 5, lines 1-10) on the rows of ``X``
-    in order: buffered kernel OGD in dual form, ``f(x) = sum_i alpha_i k(x_i, x)``,
-    until ``Q`` rows carry a nonzero coefficient (or the rows run out; the first
-    arrival of the second class always adds two, as ``f = 0`` violates every pair).
+    in the order ``order``: buffered kernel OGD in dual form, ``f(x) = sum_i alpha_i
+    k(x_i, x)``, until ``Q`` rows carry a nonzero coefficient (or the rows run out;
+    the first arrival of the second class always adds two, as ``f = 0`` violates
+    every pair).
 
     Each arrival enters its class's reservoir buffer (two uniforms drawn per
     arrival), then, with ``B`` the opposite buffer and the margins at the frozen
     ``f``, every ``x_i`` in ``B`` with ``1 - y_t (f(x_t) - f(x_i)) > 0`` moves
     ``alpha_t += eta y_t / (2 |B|)`` and ``alpha_i -= eta y_t / (2 |B|)`` (the
-    kernel form of FOAM's step). Returns the support rows (dense, in the order they
-    joined) and their coefficients.
+    kernel form of FOAM's step). Only the rows in the buffers or with a coefficient
+    are held dense (at most ``Q`` plus two buffers plus one), so memory does not
+    grow with ``n``. Returns the support rows (dense, in the order they joined) and
+    their coefficients.
     """
     n = X.shape[0]
-    Xd = X.toarray() if hasattr(X, "toarray") else np.asarray(X)
-    sq = np.einsum("ij,ij->i", Xd, Xd)
+    sq = np.empty(n)
+    step = max(1, NORM_BLOCK_FLOATS // max(X.shape[1], 1))
+    for start in range(0, n, step):  # the dense rows' norms, in blocks of <= 8 MiB
+        block = _dense_rows(X, slice(start, start + step))
+        sq[start:start + step] = np.einsum("ij,ij->i", block, block)
+    dense = {}                             # row index -> dense row, for held rows
     coef = {}                              # row index -> alpha
     buffers = ([], [])                     # row indices per class (0 neg, 1 pos)
     seen = [0, 0]
     draws = rng.random((n, 2))
+
+    def rows_of(index):
+        for i in index:
+            if i not in dense:
+                dense[i] = _dense_rows(X, slice(i, i + 1))[0]
+        return np.array([dense[i] for i in index])
 
     def f(rows):
         if not coef:
             return np.zeros(len(rows))
         idx = np.fromiter(coef, dtype=np.int64)
         alpha = np.fromiter(coef.values(), dtype=np.float64)
-        d2 = sq[rows][:, None] + sq[idx][None, :] - 2.0 * Xd[rows] @ Xd[idx].T
+        d2 = sq[rows][:, None] + sq[idx][None, :] - 2.0 * rows_of(rows) @ rows_of(idx).T
         return np.exp(-np.maximum(d2, 0.0) / bandwidth) @ alpha
 
-    for t in range(n):
+    for pos in range(n):
+        t = int(order[pos])
         cls = int(y[t] > 0)
         seen[cls] += 1
         own = buffers[cls]
         if len(own) < buffer_size:
             own.append(t)
-        elif draws[t, 0] < buffer_size / seen[cls]:
-            own[min(int(draws[t, 1] * buffer_size), buffer_size - 1)] = t
+        elif draws[pos, 0] < buffer_size / seen[cls]:
+            own[min(int(draws[pos, 1] * buffer_size), buffer_size - 1)] = t
         opp = buffers[1 - cls]
-        if not opp:
-            continue
-        scores = f([t] + opp)
-        margins = y[t] * (scores[0] - scores[1:])
-        step = eta * y[t] / (2.0 * len(opp))
-        for i, m in zip(opp, margins):
-            if 1.0 - m > 0.0:
-                coef[t] = coef.get(t, 0.0) + step
-                coef[i] = coef.get(i, 0.0) - step
-        coef = {i: a for i, a in coef.items() if a != 0.0}
-        if len(coef) >= Q:
-            break
-    order = list(coef)
-    return Xd[order], np.array([coef[i] for i in order])
+        if opp:
+            scores = f([t] + opp)
+            margins = y[t] * (scores[0] - scores[1:])
+            step = eta * y[t] / (2.0 * len(opp))
+            for i, m in zip(opp, margins):
+                if 1.0 - m > 0.0:
+                    coef[t] = coef.get(t, 0.0) + step
+                    coef[i] = coef.get(i, 0.0) - step
+            coef = {i: a for i, a in coef.items() if a != 0.0}
+            if len(coef) >= Q:
+                break
+        held = set(buffers[0]).union(buffers[1], coef)
+        for i in [i for i in dense if i not in held]:
+            del dense[i]
+    support = list(coef)
+    return rows_of(support), np.array([coef[i] for i in support])
+
+
+def _dense_rows(X, rows):
+    """Rows of ``X`` (dense or sparse) as a dense float64 array."""
+    part = X[rows]
+    return part.toarray() if hasattr(part, "toarray") else np.asarray(part, dtype=np.float64)
 
 
 class NOAM(_Mapped, _BufferOGD):
@@ -578,11 +604,10 @@ class NOAM(_Mapped, _BufferOGD):
         bandwidth = fmap._bandwidth(X)
         eta = 1.0 if self.eta == "auto" else float(self.eta)
         rng = order_stream(self.random_state)
-        if self.shuffle and not stream:
-            order = rng.permutation(X.shape[0])
-            X, y = X[order], y[order]
-        landmarks, alpha = _kernel_ogd_phase(X, y, int(self.n_landmarks), eta, bandwidth,
-                                             int(self.buffer_size), rng)
+        shuffled = self.shuffle and not stream
+        order = rng.permutation(X.shape[0]) if shuffled else np.arange(X.shape[0])
+        landmarks, alpha = _kernel_ogd_phase(X, y, order, int(self.n_landmarks), eta,
+                                             bandwidth, int(self.buffer_size), rng)
         fmap = Nystroem.from_landmarks(landmarks, bandwidth=bandwidth, n_eigen=0.4)
         fmap.n_components = int(self.n_landmarks)
         self._w0 = fmap.eigenvalues_ * (fmap.projection_.T @ alpha)
