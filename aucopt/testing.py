@@ -225,21 +225,16 @@ def check_failed_calls_leave_model(learner, bad_params=()):
     for params, exc in bad_params:
         saved = model.get_params()
         model.set_params(**params)
-        try:
-            model.fit(X, y)
-        except exc:
-            pass
-        else:
-            raise AssertionError(f"fit with {params} did not raise {exc.__name__}")
-        assert_same_state(before, fitted_state(model), f"after fit with {params}")
-        if hasattr(model, "partial_fit"):
+        for method in ("fit", "partial_fit"):
+            if not hasattr(model, method):
+                continue
             try:
-                model.partial_fit(X, y)
+                getattr(model, method)(X, y)
             except exc:
                 pass
             else:
-                raise AssertionError(f"partial_fit with {params} did not raise")
-            assert_same_state(before, fitted_state(model), f"after partial_fit {params}")
+                raise AssertionError(f"{method} with {params} did not raise {exc.__name__}")
+            assert_same_state(before, fitted_state(model), f"after {method} with {params}")
         model.set_params(**saved)
 
 
