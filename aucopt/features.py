@@ -126,6 +126,22 @@ def _dense_copy(rows):
     return rows.toarray() if sp.issparse(rows) else np.array(rows, dtype=np.float64)
 
 
+def _chunks(n, d):
+    """Slices of ``n`` rows of width ``d`` holding at most :data:`_CACHE_FLOATS` x 8
+    values each: large array operations in pieces, so that Ctrl-C (handled between
+    Python statements) stops them within a fraction of a second."""
+    step = max(1, 8 * _CACHE_FLOATS // max(d, 1))
+    return [slice(start, min(n, start + step)) for start in range(0, n, step)]
+
+
+def _dense_rows_at(X, index):
+    """``X[index]`` as a dense float64 array, copied in chunks (see :func:`_chunks`)."""
+    out = np.empty((len(index), X.shape[1]))
+    for part in _chunks(len(index), X.shape[1]):
+        out[part] = _dense_copy(X[index[part]])
+    return out
+
+
 def _kernel_columns(landmarks, bandwidth):
     """What :func:`_gaussian` needs of the landmarks ``u`` (rows of ``landmarks``):
     the landmarks themselves, ``||u||^2 / bandwidth`` and the bandwidth."""
@@ -622,8 +638,10 @@ class _NystroemMap(_FeatureMap):
         m = landmarks.shape[0]
         columns = _kernel_columns(landmarks, bandwidth)
         W = np.empty((m, m))
-        for sel, rows in _routed(landmarks):
-            W[sel] = _gaussian(rows, columns)
+        for part in _chunks(m, landmarks.shape[1] + m):
+            block = W[part]
+            for sel, rows in _routed(landmarks[part]):
+                block[sel] = _gaussian(rows, columns)
         sigma, V = scipy.linalg.eigh(W)
         sigma, V = sigma[::-1], V[:, ::-1]
         r = int(np.count_nonzero(sigma > self.rank_tol * sigma[0]))
@@ -733,9 +751,9 @@ class Nystroem(_NystroemMap):
 
     def _landmarks(self, X, m):
         """``m`` distinct rows drawn uniformly (all rows when ``m = n``)."""
-        if m < X.shape[0]:
-            X = X[_distinct_rows(check_random_state(self.random_state), X.shape[0], m)]
-        return _dense_copy(X), {}
+        index = (_distinct_rows(check_random_state(self.random_state), X.shape[0], m)
+                 if m < X.shape[0] else np.arange(X.shape[0]))
+        return _dense_rows_at(X, index), {}
 
     @classmethod
     def from_landmarks(cls, X_landmarks, *, bandwidth="auto", n_eigen=0.4, rank_tol=1e-10,
@@ -837,9 +855,9 @@ class KMeansNystroem(_NystroemMap):
         """k-means centres (all rows when ``m = n``) and ``n_iter_``."""
         n = X.shape[0]
         if m == n:
-            return _dense_copy(X), {"n_iter_": 0}
+            return _dense_rows_at(X, np.arange(n)), {"n_iter_": 0}
         rng = check_random_state(self.random_state)
-        centres = _dense_copy(X[_distinct_rows(rng, n, m)])
+        centres = _dense_rows_at(X, _distinct_rows(rng, n, m))
         labels = None
         n_iter = 0
         while n_iter < self.max_iter:
@@ -853,9 +871,10 @@ class KMeansNystroem(_NystroemMap):
             members = sp.csr_matrix(
                 (np.ones(n), np.argsort(labels, kind="stable"),
                  np.concatenate(([0], np.cumsum(counts)))), shape=(m, n))
-            sums = members @ X
-            centres = sums.toarray() if sp.issparse(sums) else sums
-            centres /= np.maximum(counts, 1)[:, None]
+            sizes = np.maximum(counts, 1)[:, None]
+            for part in _chunks(m, X.shape[1]):  # each centre's sum is its own row
+                centres[part] = _dense_copy(members[part] @ X)
+                centres[part] /= sizes[part]
             empty = np.flatnonzero(counts == 0)
             if empty.size:
                 centres[empty] = _dense_copy(X[rng.choice(n, size=empty.size,
@@ -869,7 +888,9 @@ class KMeansNystroem(_NystroemMap):
         In blocks of at most ``_CACHE_FLOATS / m`` rows (and ``block_size``), so
         that the block's scores stay in cache between the product and the argmin.
         """
-        T = np.ascontiguousarray(centres.T) * -2.0  # exact: a power of two
+        T = np.empty(centres.shape[::-1])
+        for part in _chunks(centres.shape[1], centres.shape[0]):
+            np.multiply(centres[:, part].T, -2.0, out=T[part])  # exact: a power of two
         csq = np.einsum("ij,ij->i", centres, centres)
         labels = np.empty(X.shape[0], dtype=np.intp)
 
