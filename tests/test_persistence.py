@@ -264,15 +264,23 @@ def test_a_huge_weight_scale_gives_a_clear_error_not_infinite_scores(tmp_path):
         model.decision_function(X)
 
 
-def test_a_member_with_an_unknown_compression_is_malformed(tmp_path):
-    path, _, _ = _saved("sam", tmp_path)
+def _edit_central_directory(path, edit):
+    """Apply ``edit(data, at)`` to every central directory entry of a zip file."""
     data = bytearray(path.read_bytes())
-    # central directory entries: the compression method is at offset 10
     at = data.index(b"PK\x01\x02")
     while at >= 0:
-        data[at + 10:at + 12] = (99).to_bytes(2, "little")
+        edit(data, at)
         at = data.find(b"PK\x01\x02", at + 4)
     path.write_bytes(bytes(data))
+
+
+def test_a_member_with_an_unknown_compression_is_malformed(tmp_path):
+    path, _, _ = _saved("sam", tmp_path)
+
+    def method_99(data, at):  # the compression method is at offset 10
+        data[at + 10:at + 12] = (99).to_bytes(2, "little")
+
+    _edit_central_directory(path, method_99)
     with pytest.raises(ValueError, match="malformed model file|not an aucopt model"):
         aucopt.load(path)
 
@@ -280,13 +288,11 @@ def test_a_member_with_an_unknown_compression_is_malformed(tmp_path):
 def test_a_member_flagged_encrypted_is_malformed(tmp_path):
     # found by tools/fuzz.py model: zipfile raised RuntimeError ("password required")
     path, _, _ = _saved("asam", tmp_path)
-    data = bytearray(path.read_bytes())
-    # central directory entries: the general purpose flags are at offset 8
-    at = data.index(b"PK\x01\x02")
-    while at >= 0:
+
+    def encrypted(data, at):  # the general purpose flags are at offset 8
         data[at + 8] |= 0x1
-        at = data.find(b"PK\x01\x02", at + 4)
-    path.write_bytes(bytes(data))
+
+    _edit_central_directory(path, encrypted)
     with pytest.raises(ValueError, match="malformed model file: .*encrypted"):
         aucopt.load(path)
 
