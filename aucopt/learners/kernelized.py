@@ -16,7 +16,7 @@ saved with the learner (``map_*`` attributes).
 from aucopt._state import Array
 import numpy as np
 
-from aucopt.features import KMeansNystroem, Nystroem, RandomFourierFeatures
+from aucopt.features import KMeansNystroem, Nystroem, RandomFourierFeatures, _dense_copy
 from aucopt.learners.batch import BAM
 from aucopt.learners.buffered import CBR, _BufferOGD
 from aucopt.learners.stochastic import ASAM, PSAM
@@ -478,7 +478,7 @@ def _kernel_ogd_phase(X, y, order, Q, eta, bandwidth, buffer_size, rng):
     sq = np.empty(n)
     step = max(1, NORM_BLOCK_FLOATS // max(X.shape[1], 1))
     for start in range(0, n, step):  # the dense rows' norms, in blocks of <= 8 MiB
-        block = _dense_rows(X, slice(start, start + step))
+        block = _dense_copy(X[start:start + step])
         sq[start:start + step] = np.einsum("ij,ij->i", block, block)
     dense = {}                             # row index -> dense row, for held rows
     coef = {}                              # row index -> alpha
@@ -489,7 +489,7 @@ def _kernel_ogd_phase(X, y, order, Q, eta, bandwidth, buffer_size, rng):
     def rows_of(index):
         for i in index:
             if i not in dense:
-                dense[i] = _dense_rows(X, slice(i, i + 1))[0]
+                dense[i] = _dense_copy(X[i:i + 1])[0]
         return np.array([dense[i] for i in index])
 
     def f(rows):
@@ -526,12 +526,6 @@ def _kernel_ogd_phase(X, y, order, Q, eta, bandwidth, buffer_size, rng):
             del dense[i]
     support = list(coef)
     return rows_of(support), np.array([coef[i] for i in support])
-
-
-def _dense_rows(X, rows):
-    """Rows of ``X`` (dense or sparse) as a dense float64 array."""
-    part = X[rows]
-    return part.toarray() if hasattr(part, "toarray") else np.asarray(part, dtype=np.float64)
 
 
 class NOAM(_Mapped, _BufferOGD):
