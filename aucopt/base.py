@@ -871,17 +871,33 @@ class OnlineMixin:
         self._check_params()
         if not first:
             self._check_resumable()
+        return self._learn_chunk(X, y_pm, known)
+
+    def _learn_chunk(self, X, y, classes, rows=None, threshold=True):
+        """The pass of :meth:`partial_fit` on a validated chunk: ``X`` (or ``rows``,
+        its kernels' view, made once by a caller that passes the same chunk again),
+        labels ``y`` in {-1, +1} and the two ``classes`` (used by the first call).
+
+        ``threshold=False`` leaves ``intercept_`` as it was (0 after a first call):
+        :func:`aucopt.dask.fit` sets it once, on the final model's scores of all
+        rows, instead of scoring every block of every round.
+        """
+        first = not self.__sklearn_is_fitted__()
         with self._transaction(fresh=first):
             if first:
-                self.classes_ = known
+                self.classes_ = classes
                 self.n_features_in_ = X.shape[1]
-            rows = self._input_rows(X, fit_map=first, y=y_pm, stream=True)
+            if rows is None:
+                rows = self._input_rows(X, fit_map=first, y=y, stream=True)
             if first:
                 self._init_state(rows.n_features)
                 self._resolve_auto(rows)
-            self._prepare(rows, y_pm)
-            self._run_pass(rows, y_pm)
-            self._finish(rows, y_pm)
+            self._prepare(rows, y)
+            self._run_pass(rows, y)
+            if threshold:
+                self._finish(rows, y)
+            else:
+                self.__dict__.setdefault("intercept_", 0.0)
         return self
 
     def _check_resumable(self):

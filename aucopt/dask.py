@@ -13,15 +13,20 @@ How :func:`fit` trains:
   file paths (labels in the files; each file is read in chunks of ``chunk_size``
   rows by :func:`aucopt.datasets.iter_svmlight`, so a worker never holds a whole
   file). The blocks are split into ``n_parts`` runs of consecutive blocks (by
-  default one per worker thread); a dask array's blocks of a part are persisted on
-  one worker, where its tasks run;
+  default one per worker thread) holding about equal shares of the rows. A dask
+  array's blocks are validated once (as ``partial_fit`` validates a chunk: the
+  checks, the labels in {-1, +1}, the squared row norms) and each part's are kept
+  on one worker, where every round trains on them; files are validated as they
+  are read;
 * the data-derived parameters (``eta="auto"``, ``lam="auto"``, ...) are resolved
   once, on all of the data (one pass computing the mean and the largest squared
   row norm), so every part trains with the same values, as one process would;
-* each part is one model trained by ``partial_fit`` on its blocks in order (a
-  learner without ``partial_fit``, such as ``spdam``, runs ``fit`` on its part),
-  and the models are merged pairwise in a tree (:meth:`~aucopt.base.BaseLearner.merge`)
-  on the workers;
+* each part is one model trained, in one task, by the pass of ``partial_fit`` on
+  its blocks in order (without ``partial_fit``'s threshold, which is set once at
+  the end; a learner without ``partial_fit``, such as ``spdam``, runs ``fit`` on
+  its part), and the models are merged pairwise in a tree
+  (:meth:`~aucopt.base.BaseLearner.merge`) on the workers; a fixed number of
+  rounds is submitted as one graph;
 * exact learners (``opauc``, ``adaoam``, ``opaucr``) need one round: their merged
   statistics are those of the whole data and the merge ends with
   :meth:`~aucopt.learners.OPAUC.solve`; ``opaucr``'s parts draw their Gaussian
@@ -64,7 +69,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from aucopt.base import MONITOR_ROWS, BaseLearner, Stall
-from aucopt.validation import check_random_state, check_X, check_y
+from aucopt.validation import check_random_state, check_X, check_y, row_source
 
 __all__ = ["fit", "decision_function"]
 
@@ -93,8 +98,8 @@ def _modules():
 class _Blocks:
     """The row blocks of the training data, as delayed values, and how to read one.
 
-    ``sources[i]`` is what a task receives for block ``i`` (a tuple ``(X, y)`` of
-    computed arrays, or a list of file paths); ``rows[i]`` its number of rows.
+    ``sources[i]`` is what a task receives for block ``i`` (a :class:`_Ready` block
+    of a dask array, or a list of file paths); ``rows[i]`` its number of rows.
     """
 
     def __init__(self, sources, rows, reader):
@@ -103,12 +108,47 @@ class _Blocks:
         self.reader = reader
 
 
-class _ArrayReader:
-    """Reads a block of a dask array pair: the block itself, one chunk."""
+def _checked(X, y, classes, n_features=None):
+    """``(X, y_pm, rows)`` of a chunk, as ``partial_fit`` validates it: ``X`` checked,
+    labels in {-1, +1} for the learner's ``classes``, the kernels' view of the rows."""
+    X = check_X(X, n_features=n_features)
+    y_pm, _ = check_y(y, X.shape[0], classes=classes)
+    rows = row_source(X)
+    rows.check_finite_norms()
+    return X, y_pm, rows
 
-    def chunks(self, source):
-        X, y = source
-        yield X, np.asarray(y)
+
+class _Ready:
+    """A block of a dask array, validated once where it is kept (every round trains
+    on it again): the matrix as ``check_X`` returns it, the labels (as given and in
+    {-1, +1}) and the kernels' view of the rows with their squared norms. Should
+    Dask move it to another worker, it travels as the matrix and the labels and
+    is validated again on arrival (the view holds raw pointers)."""
+
+    def __init__(self, X, y, classes):
+        self.y = np.asarray(y)
+        self.classes = classes
+        self.X, self.y_pm, self.rows = _checked(X, self.y, classes)
+
+    def __reduce__(self):
+        return _Ready, (self.X, self.y, self.classes)
+
+    def summary(self):
+        """:func:`_summary` of the block, from the norms computed once."""
+        sq = self.rows.norms()
+        return {"rows": sq.size, "sqnorm": float(sq.sum()),
+                "max_sqnorm": float(sq.max(initial=0.0)),
+                "labels": set(np.unique(self.y).tolist()), "low": None, "high": -1}
+
+
+class _ReadyReader:
+    """Reads a :class:`_Ready` block: one chunk, already checked for training."""
+
+    def chunks(self, ready):
+        yield ready.X, ready.y
+
+    def training_chunks(self, ready, classes):
+        yield ready.X, ready.y_pm, ready.rows
 
 
 class _FileReader:
@@ -126,6 +166,10 @@ class _FileReader:
             yield from iter_svmlight(path, chunk_size=self.chunk_size,
                                      n_features=self.n_features,
                                      zero_based=self.zero_based)
+
+    def training_chunks(self, source, classes):
+        for X, y in self.chunks(source):
+            yield _checked(X, y, classes, self.n_features)
 
 
 def _summary(source, reader):
@@ -168,15 +212,14 @@ def _array_blocks(dask, X, y):
         raise ValueError(f"X has {X.shape[0]} rows and y {y.shape[0]} labels")
     if y.chunks[0] != X.chunks[0]:
         y = y.rechunk((X.chunks[0],))
-    pairs = [dask.delayed(tuple)([xb, yb]) for xb, yb in
-             zip(X.to_delayed().ravel(), y.to_delayed().ravel())]
-    return X, y, _Blocks(pairs, list(X.chunks[0]), _ArrayReader())
+    return X, y
 
 
-def _data(dask, client, X, y, n_features, zero_based, chunk_size, n_parts):
-    """``(blocks, summary, n_features)``: the training blocks split into parts
-    (``blocks.runs``; a dask array's blocks persisted on one worker per part), the
-    combined summary of all rows and the number of features."""
+def _data(dask, client, estimator, X, y, n_features, zero_based, chunk_size, n_parts):
+    """``(blocks, summary, n_features, classes)``: the training blocks split into
+    parts (``blocks.runs``; a dask array's blocks validated once and persisted on
+    one worker per part), the combined summary of all rows, the number of features
+    and the learner's ``[negative, positive]`` classes."""
     n_threads = sum(client.nthreads().values())
     if isinstance(X, dask.bag.Bag):
         if y is not None:
@@ -195,37 +238,64 @@ def _data(dask, client, X, y, n_features, zero_based, chunk_size, n_parts):
                              f"n_features={n_features}")
         blocks = _Blocks(parts, [i["rows"] for i in infos],
                          _FileReader(n_features, zero_based, chunk_size))
-        blocks.runs = _runs(n_parts, n_threads, len(parts))
-        return blocks, total, n_features
+        blocks.runs = _runs(n_parts, n_threads, blocks.rows)
+        return blocks, total, n_features, _classes(total["labels"], estimator)
     if not isinstance(X, dask.array.Array):
         raise TypeError(f"X must be a dask array or a dask bag of svmlight file paths, "
                         f"got {type(X).__name__}")
     if y is None:
         raise ValueError("y (a dask array of labels) is required with a dask array X")
-    X, y, blocks = _array_blocks(dask, X, y)
-    blocks.runs = _runs(n_parts, n_threads, len(blocks.sources))
-    # every pass reads the blocks where they are: each part's on one worker
+    X, y = _array_blocks(dask, X, y)
+    ys = y.to_delayed().ravel()
+    found = client.compute([dask.delayed(np.unique)(b) for b in ys], sync=True)
+    classes = _classes(set().union(*(f.tolist() for f in found)), estimator)
+    # blocks without rows are left out; each part's blocks are validated once and
+    # kept on one worker, where every round reads them
+    keep = [i for i, size in enumerate(X.chunks[0]) if size]
+    xs = X.to_delayed().ravel()
+    runs = _runs(n_parts, n_threads, [X.chunks[0][i] for i in keep])
     workers = sorted(client.scheduler_info()["workers"])
-    placed = list(blocks.sources)
-    for k, run in enumerate(blocks.runs):
-        kept = client.persist([placed[i] for i in run], workers=[workers[k % len(workers)]],
-                              allow_other_workers=True)
-        for i, source in zip(run, kept):
-            placed[i] = source
-    blocks.sources = placed
-    infos = client.compute([dask.delayed(_summary)(s, blocks.reader)
-                            for s in blocks.sources], sync=True)
-    return blocks, _combine_summaries(infos), X.shape[1]
+    sources = []
+    for k, run in enumerate(runs):
+        sources += client.persist([dask.delayed(_Ready, pure=True)(xs[keep[i]], ys[keep[i]],
+                                                                   classes) for i in run],
+                                  workers=[workers[k % len(workers)]],
+                                  allow_other_workers=True)
+    infos = client.compute([dask.delayed(_Ready.summary)(s) for s in sources], sync=True)
+    blocks = _Blocks(sources, [i["rows"] for i in infos], _ReadyReader())
+    blocks.runs = runs
+    return blocks, _combine_summaries(infos), X.shape[1], classes
 
 
-def _runs(n_parts, n_threads, n_blocks):
-    """The parts: runs of consecutive block indices, one per worker thread by default."""
+def _classes(labels, estimator):
+    """The learner's ``[negative, positive]`` classes of the set of all labels."""
+    labels = sorted(labels)
+    if not labels:
+        raise ValueError("the data hold no rows")
+    if len(labels) != 2:
+        raise ValueError(f"the labels must take exactly two values, got {labels[:10]}")
+    _, classes = check_y(np.array(labels), 2, pos_label=estimator._pos_label())
+    return classes
+
+
+def _runs(n_parts, n_threads, sizes):
+    """The parts: runs of consecutive block indices (``sizes``: the blocks' rows), one
+    per worker thread by default, cut at the block boundaries nearest to equal
+    shares of the rows (a round waits for its largest part)."""
     if n_parts is None:
-        n_parts = max(1, min(n_threads, n_blocks))
+        n_parts = n_threads
     elif isinstance(n_parts, bool) or not isinstance(n_parts, numbers.Integral) \
             or n_parts < 1:
         raise ValueError(f"n_parts must be a positive integer or None, got {n_parts!r}")
-    return np.array_split(np.arange(n_blocks), min(int(n_parts), n_blocks))
+    n_parts = max(1, min(int(n_parts), len(sizes)))
+    ends = np.cumsum(sizes)
+    cuts, last = [], 0
+    for k in range(1, n_parts):
+        cut = int(np.argmin(np.abs(ends - ends[-1] * k / n_parts))) + 1
+        cut = min(max(cut, last + 1), len(sizes) - (n_parts - k))  # no part left empty
+        cuts.append(cut)
+        last = cut
+    return np.split(np.arange(len(sizes)), cuts)
 
 
 def _combine_summaries(infos):
@@ -254,21 +324,22 @@ class _RowStats:
 
 
 def _train(model, sources, reader, classes, stream, shuffle_seed, online):
-    """Continue (a copy of) ``model`` on the rows of ``sources`` by ``partial_fit``
-    (``stream``: the generator its random draws start from; ``shuffle_seed``:
-    present each chunk's rows in a random order), or ``fit`` it on all of them."""
+    """Continue (a copy of) ``model`` on the rows of ``sources`` by the pass of
+    ``partial_fit`` without its threshold (``stream``: the generator its random
+    draws start from; ``shuffle_seed``: present each chunk's rows in a random
+    order), or ``fit`` it on all of them."""
     model = copy.deepcopy(model)  # tasks must not change their inputs
     if stream is not None:
         _set_stream(model, stream, model.__sklearn_is_fitted__())
-    chunks = (chunk for source in sources for chunk in reader.chunks(source))
     if not online:
-        return model.fit(*_stack(list(chunks)))
+        return model.fit(*_stack([c for s in sources for c in reader.chunks(s)]))
     order = None if shuffle_seed is None else np.random.default_rng(shuffle_seed)
-    for X, y in chunks:
-        if order is not None:
-            pick = order.permutation(y.shape[0])
-            X, y = X[pick], y[pick]
-        model.partial_fit(X, y, classes=classes)
+    for source in sources:
+        for X, y, rows in reader.training_chunks(source, classes):
+            if order is not None:
+                pick = order.permutation(y.shape[0])
+                rows, y = rows.take(pick), y[pick]
+            model._learn_chunk(X, y, classes, rows=rows, threshold=False)
     return model
 
 
@@ -303,9 +374,9 @@ def _merge_pair(a, b, base, finish):
 def _scores(model, source, reader):
     """Ranking scores (no intercept) and labels in {-1, +1} of a block's rows."""
     out, labels = [], []
-    for X, y in reader.chunks(source):
-        out.append(model._ranking_scores(X))
-        labels.append(np.where(np.asarray(y) == model.classes_[1], 1.0, -1.0))
+    for _, y, rows in reader.training_chunks(source, model.classes_):
+        out.append(model._raw_scores(rows))
+        labels.append(y)
     return np.concatenate(out) if out else np.zeros(0), \
         np.concatenate(labels) if labels else np.zeros(0)
 
@@ -386,15 +457,8 @@ def fit(estimator, X, y=None, client=None, n_rounds=None, *, n_parts=None,
     epochs = online and "n_epochs" in estimator.get_params()
     rounds, stall = _rounds(estimator, n_rounds, epochs)
 
-    blocks, total, d = _data(dask, client, X, y, n_features, zero_based, chunk_size,
-                             n_parts)
-    if total["rows"] == 0:
-        raise ValueError("the data hold no rows")
-    labels = sorted(total["labels"])
-    if len(labels) != 2:
-        raise ValueError(f"the labels must take exactly two values, got {labels[:10]}")
-    classes = np.array(labels)
-    check_y(classes, 2)  # the labels' kind (numbers, strings...) as for fit
+    blocks, total, d, classes = _data(dask, client, estimator, X, y, n_features,
+                                      zero_based, chunk_size, n_parts)
 
     template = cls(**estimator.get_params())
     if template._auto_params:
@@ -406,9 +470,14 @@ def fit(estimator, X, y=None, client=None, n_rounds=None, *, n_parts=None,
     monitor = _monitor(dask, client, blocks, total["rows"], classes) if stall else None
     previous, index = None, 0
     while True:
-        future = client.compute(plan.round(dask, previous, index))
+        node = plan.round(dask, previous, index)
+        index += 1
+        if stall is None and index < rounds:
+            previous = node  # a fixed number of rounds is one graph: no wait between them
+            continue
+        future = client.compute(node)
         model = future.result()
-        previous, index = future, index + 1
+        previous = future
         if stall is not None:
             model.objective_ = float(model._objective(*monitor(model)))
             if stall.update(model.objective_):
@@ -454,18 +523,13 @@ class _Plan:
         parts are merged pairwise, the last merge finishing."""
         start = previous if previous is not None else self.template
         nodes = []
-        for k, run in enumerate(self.runs):
-            node = start
-            # online: one task per block, continuing the part's model; batch: one fit
-            for j, group in enumerate([[b] for b in run] if self.online else [list(run)]):
-                stream = None
-                if j == 0:
-                    stream = self.streams[k] if self.exact else \
-                        np.random.SeedSequence([self.entropy, index, k])
-                seed = [self.entropy, index, k, int(group[0])] if self.shuffles else None
-                node = dask.delayed(_train, pure=True)(
-                    node, [self.blocks.sources[b] for b in group], self.blocks.reader,
-                    self.classes, stream, seed, self.online)
+        for k, run in enumerate(self.runs):  # a task per part, on its blocks in order
+            stream = self.streams[k] if self.exact else \
+                np.random.SeedSequence([self.entropy, index, k])
+            seed = [self.entropy, index, k] if self.shuffles else None
+            node = dask.delayed(_train, pure=True)(
+                start, [self.blocks.sources[b] for b in run], self.blocks.reader,
+                self.classes, stream, seed, self.online)
             nodes.append(dask.delayed(tuple)([node, self.rows[k]]))
         while len(nodes) > 1:
             nodes = [dask.delayed(_merge_pair, pure=True)(

@@ -132,18 +132,18 @@ def test_the_result_is_an_ordinary_learner(client, task, tmp_path):
 
 
 class DiesOnce(PSAM):
-    """PSAM whose first partial_fit on a cluster kills its worker process (the first
-    one to find no file at ``flag``)."""
+    """PSAM whose first pass over a block on a cluster kills its worker process (the
+    first one to find no file at ``flag``)."""
 
     def __init__(self, flag=None, n_epochs=2, random_state=None):
         super().__init__(n_epochs=n_epochs, random_state=random_state)
         self.flag = flag
 
-    def partial_fit(self, X, y, classes=None):
+    def _learn_chunk(self, *args, **kwargs):
         if self.flag and not os.path.exists(self.flag):
             open(self.flag, "w").close()
             os._exit(1)  # the worker dies mid-task; its nanny starts a new one
-        return super().partial_fit(X, y, classes=classes)
+        return super()._learn_chunk(*args, **kwargs)
 
 
 def test_a_worker_killed_mid_fit_is_retried_with_the_same_result(client, task, tmp_path):

@@ -3,15 +3,17 @@ under a memory limit, on the rcv1-shaped task of ``tools/synth_rcv1.py``.
 
 Usage (one command; ``--rows`` smaller for a quick run)::
 
-    PYTHONPATH=. python tools/scaleout.py [--rows 804414] [--epochs 5] [--tau 50]
+    PYTHONPATH=. python tools/scaleout.py [--rows 804414] [--epochs auto,5,10] [--tau 50]
         [--stream-gib 2] [--limit-mib 1024] [--skip-cluster] [--skip-stream]
 
 Part 1, cluster. The training rows (``--rows``, default all 804,414) and 50,000 test
 rows come from the generator; the one process holds them in memory, the
 ``distributed.LocalCluster`` (2 worker processes, 1 thread each) makes its blocks of
 50,000 rows on the workers and keeps them there (not timed, as the one process's
-data are not). Timed: ``psam`` with ``n_epochs=--epochs`` by ``fit`` against
-:func:`aucopt.dask.fit` with as many rounds of parameter mixing, and ``opaucr`` by
+data are not). Timed: ``psam`` by ``fit`` against :func:`aucopt.dask.fit` for each
+``n_epochs`` of ``--epochs`` (rounds of parameter mixing: as many, or with "auto",
+the learner's default, until the objective stalls, each side by its own rule), and
+``opaucr`` by
 ``fit(shuffle=False)`` + ``solve(X, y)`` against :func:`aucopt.dask.fit` (the same
 model, to rounding). Criterion: the cluster takes at most 0.7x the single-process
 wall time, at a test AUC within 0.002.
@@ -118,11 +120,11 @@ def cluster_part(args):
         wait([Xd, yd])
         print(f"{len(sizes)} blocks made on the 2 workers and kept there "
               f"({time.perf_counter() - start:.1f} s)", flush=True)
-        runs = [
-            ("psam", lambda: aucopt.get("psam", n_epochs=args.epochs, random_state=0)
-             .fit(X, y),
-             lambda: ad.fit(aucopt.get("psam", n_epochs=args.epochs, random_state=0), Xd, yd,
-                            client=client)),
+        psam = [(f"psam n_epochs={e}",
+                 lambda e=e: aucopt.get("psam", n_epochs=e, random_state=0).fit(X, y),
+                 lambda e=e: ad.fit(aucopt.get("psam", n_epochs=e, random_state=0), Xd, yd,
+                                    client=client)) for e in args.epochs]
+        runs = psam + [
             ("opaucr", lambda: aucopt.get("opaucr", tau=args.tau, shuffle=False,
                                           random_state=0).fit(X, y).solve(X, y),
              lambda: ad.fit(aucopt.get("opaucr", tau=args.tau, random_state=0), Xd, yd,
@@ -136,10 +138,10 @@ def cluster_part(args):
             auc_one, auc_two = one.score(X_te, y_te), two.score(X_te, y_te)
             ok = t_two <= RATIO_LIMIT * t_one and abs(auc_two - auc_one) <= AUC_GAP
             results[f"cluster {name}"] = ok
-            print(f"{name:7s} one process {t_one:8.2f} s  AUC {auc_one:.4f} | 2 workers "
-                  f"{t_two:8.2f} s  AUC {auc_two:.4f} | ratio {t_two / t_one:.2f}, "
-                  f"AUC gap {auc_two - auc_one:+.4f} -> {'PASS' if ok else 'FAIL'}",
-                  flush=True)
+            print(f"{name}\n        one process {t_one:6.2f} s, AUC {auc_one:.4f}, "
+                  f"{one.n_passes_} passes | 2 workers {t_two:6.2f} s, AUC {auc_two:.4f}, "
+                  f"{two.n_passes_} rounds | ratio {t_two / t_one:.2f}, AUC gap "
+                  f"{auc_two - auc_one:+.4f} -> {'PASS' if ok else 'FAIL'}", flush=True)
             # on a loaded machine the wall ratio says little: the CPU seconds say what
             # a quiet one would do (the slower worker, plus the client's own work)
             print(f"        CPU s: one process {cpu:.2f}; workers "
@@ -282,11 +284,17 @@ def stream_part(args):
     return results
 
 
+def _epochs(text):
+    return [e if e == "auto" else int(e) for e in text.split(",")]
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--rows", type=int, default=synth_rcv1.N_ROWS,
                     help=f"training rows of the cluster part (default {synth_rcv1.N_ROWS:,})")
-    ap.add_argument("--epochs", type=int, default=5, help="psam epochs / rounds (default 5)")
+    ap.add_argument("--epochs", type=_epochs, default="auto,5,10",
+                    help="psam's n_epochs (rounds) to compare, comma-separated integers or "
+                         "'auto' (default auto,5,10)")
     ap.add_argument("--tau", type=int, default=50, help="opaucr sketch rank (default 50)")
     ap.add_argument("--stream-gib", type=float, default=2.0,
                     help="size of the streamed file in GiB (default 2)")
