@@ -179,3 +179,43 @@ def test_refusals(client, task, monkeypatch):
     monkeypatch.setitem(sys.modules, "distributed", None)
     with pytest.raises(ImportError, match=r'pip install "aucopt\[dask\]"'):
         ad.fit(aucopt.get("psam"), *data)
+
+
+def test_parts_hold_about_equal_shares_of_the_rows():
+    # 16 full blocks and a short last one: cut by rows, not by block count
+    runs = ad._runs(2, 2, [50_000] * 16 + [4_414])
+    assert [len(r) for r in runs] == [8, 9]
+    assert np.concatenate(runs).tolist() == list(range(17))
+    # no part is left empty, however uneven the blocks
+    assert [r.tolist() for r in ad._runs(3, 2, [100, 1, 1, 1])] == [[0], [1], [2, 3]]
+    assert [r.tolist() for r in ad._runs(None, 4, [5, 5])] == [[0], [1]]
+    with pytest.raises(ValueError, match="n_parts must be a positive integer"):
+        ad._runs(0, 2, [5])
+
+
+def test_a_kept_block_is_validated_once_and_again_when_it_travels(task):
+    import pickle
+
+    X, y, _, _ = task
+    classes = np.array([-1.0, 1.0])
+    ready = ad._Ready(sp.csr_matrix(X[:50]), y[:50], classes)
+    moved = pickle.loads(pickle.dumps(ready))
+    np.testing.assert_array_equal(moved.rows.norms(), ready.rows.norms())
+    np.testing.assert_array_equal(moved.y_pm, np.where(y[:50] == 1, 1.0, -1.0))
+    bad = sp.csr_matrix(X[:5])
+    bad.indices[0] = X.shape[1] + 3  # a column index past the matrix
+    with pytest.raises(ValueError, match="index"):
+        ad._Ready(bad, y[:5], classes)
+    with pytest.raises(ValueError):
+        ad._Ready(X[:5], np.full(5, 7.0), classes)  # labels of neither class
+
+
+def test_blocks_without_rows_are_left_out(client, task):
+    X, y, X_te, y_te = task
+    chunks = (0, 1500, 0, y.size - 1500)
+    Xd = da.from_array(X, chunks=(chunks, X.shape[1]))
+    yd = da.from_array(y, chunks=(chunks,))
+    model = ad.fit(aucopt.get("opauc"), Xd, yd, client=client)
+    single = aucopt.get("opauc", shuffle=False).fit(X, y).solve(X, y)
+    np.testing.assert_allclose(model.coef_, single.coef_, rtol=1e-10,
+                               atol=1e-10 * np.abs(single.coef_).max())
