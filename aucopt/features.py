@@ -32,6 +32,7 @@ or a CSR matrix. Rows transformed in different blocks (another ``block_size``, a
 single row) agree to rounding, about 1e-15 relative: BLAS sums in an order that
 depends on the matrix shape.
 """
+import math
 import numbers
 import os
 import threading
@@ -298,6 +299,15 @@ def _for_blocks(n_rows, block_size, n_jobs, work):
 # --------------------------------------------------------------------------- base
 
 
+# n_components="auto": ceil(4 sqrt(n)) for n training rows, within these bounds
+AUTO_COMPONENTS = (256, 1600)
+
+def auto_components(n):
+    """The number of components ``n_components="auto"`` gives for ``n`` training rows."""
+    low, high = AUTO_COMPONENTS
+    return int(min(high, max(low, math.ceil(4.0 * math.sqrt(n)))))
+
+
 class _FeatureMap(Estimator):
     """``fit``/``transform`` plumbing shared by the feature maps.
 
@@ -320,9 +330,23 @@ class _FeatureMap(Estimator):
         return hasattr(self, "n_features_in_")
 
     def _check_common(self):
+        if isinstance(self.n_components, str):
+            if self.n_components != "auto":
+                raise ValueError("n_components must be 'auto' or a positive integer, got "
+                                 f"{self.n_components!r}")
+        else:
+            check_count("n_components", self.n_components)
         check_count("block_size", self.block_size)
         check_count("max_bytes", self.max_bytes)
         _check_n_jobs(self.n_jobs)
+
+    def _components(self, n):
+        """``n_components`` for ``n`` training rows (resolving "auto")."""
+        return auto_components(n) if self.n_components == "auto" else int(self.n_components)
+
+    def _most_components(self):
+        """The largest ``n_components`` a fitted state may hold."""
+        return AUTO_COMPONENTS[1] if self.n_components == "auto" else int(self.n_components)
 
     def fit(self, X, y=None):
         """Fit the map to ``X`` (dense or sparse); ``y`` is ignored.
@@ -421,9 +445,12 @@ class RandomFourierFeatures(_FeatureMap):
 
     Parameters
     ----------
-    n_components : int, default=1600
+    n_components : int or "auto", default=1600
         Number of random frequencies ``theta_j``. The dissertation uses 1600 for
         FBAM / FASAM and 150 sine/cosine pairs (300 columns) for FCBR and FOAM.
+        "auto": ``ceil(4 sqrt(n))`` for ``n`` training rows, at least 256 and at
+        most 1600 (the default of the kernelized learners; FASAM's docstring says
+        why).
     kernel : {"gaussian", "laplacian"}, default="gaussian"
     sigma : float or "auto", default="auto"
         Kernel width. ``"auto"`` derives it from the data with the bandwidth
@@ -491,7 +518,6 @@ class RandomFourierFeatures(_FeatureMap):
         self.max_bytes = max_bytes
 
     def _check_params(self):
-        check_count("n_components", self.n_components)
         _check_choice("kernel", self.kernel, ("gaussian", "laplacian"))
         _check_width("sigma", self.sigma)
         _check_choice("variant", self.variant, ("cos_phase", "sincos"))
@@ -509,17 +535,21 @@ class RandomFourierFeatures(_FeatureMap):
     }
 
     def _state_dims(self):
-        return {"d": self.n_features_in_, "m": self.n_components}
+        per = 1 if self.variant == "cos_phase" else 2
+        return {"d": self.n_features_in_, "m": self.n_features_out_ // per}
 
     def _check_state(self):
         cos_phase = self.variant == "cos_phase"
         if cos_phase != ("offsets_" in self.__dict__):
             raise ValueError("offsets_ must be present exactly for variant='cos_phase'")
-        if self.n_features_out_ != (1 if cos_phase else 2) * self.n_components:
+        per = 1 if cos_phase else 2
+        m, rest = divmod(self.n_features_out_, per)
+        if rest or m > self._most_components() or (
+                not isinstance(self.n_components, str) and m != self.n_components):
             raise ValueError("n_features_out_ does not match n_components and variant")
 
     def _fit(self, X):
-        d, m = X.shape[1], self.n_components
+        d, m = X.shape[1], self._components(X.shape[0])
         _check_dense_size("the frequency matrix", d, m, self.max_bytes)
         if self.sigma != "auto":
             sigma = float(self.sigma)
@@ -580,7 +610,6 @@ class _NystroemMap(_FeatureMap):
     """
 
     def _check_params(self):
-        check_count("n_components", self.n_components)
         _check_width("bandwidth", self.bandwidth)
         n_eigen = self.n_eigen
         if isinstance(n_eigen, numbers.Integral) and not isinstance(n_eigen, bool):
@@ -613,14 +642,14 @@ class _NystroemMap(_FeatureMap):
 
     def _check_state(self):
         m = self.landmarks_.shape[0]
-        if not 1 <= m <= self.n_components or self.projection_.shape[0] != m \
+        if not 1 <= m <= self._most_components() or self.projection_.shape[0] != m \
                 or self.n_features_out_ > m or self.bandwidth_ <= 0.0:
             raise ValueError("landmarks_, projection_ and n_features_out_ do not fit "
                              "together")
 
     def _fit(self, X):
         n, d = X.shape
-        m = min(self.n_components, n)
+        m = min(self._components(n), n)
         _check_dense_size("the landmark matrix", m, d, self.max_bytes)
         bandwidth = self._bandwidth(X)
         landmarks, extra = self._landmarks(X, m)
@@ -815,9 +844,11 @@ class KMeansNystroem(_NystroemMap):
 
     Parameters
     ----------
-    n_components : int, default=1600
+    n_components : int or "auto", default=1600
         Number of landmarks ``m``: 1600 in the dissertation, except cifar10 (3000),
-        epsilon (2800) and susy (400).
+        epsilon (2800) and susy (400). "auto": ``ceil(4 sqrt(n))`` for ``n``
+        training rows, at least 256 and at most 1600 (the default of the
+        kernelized learners; NBAM's docstring says why).
     {_NYSTROEM_PARAMETERS}
         The dissertation does not say whether ``s`` stands for ``sigma^2`` or
         ``2 sigma^2``; ``exp(-d^2 / s)`` is the convention of the code of Zhang et

@@ -8,7 +8,7 @@ import scipy.sparse as sp
 from aucopt import features
 from aucopt.datasets import load
 from aucopt.exceptions import NotFittedError
-from aucopt.features import KMeansNystroem, Nystroem, RandomFourierFeatures
+from aucopt.features import KMeansNystroem, Nystroem, RandomFourierFeatures, auto_components
 
 # ------------------------------------------------------------------ references
 
@@ -445,6 +445,9 @@ def test_not_fitted_and_feature_mismatch(make):
     (RandomFourierFeatures, dict(n_jobs=0), ValueError, "n_jobs"),
     (RandomFourierFeatures, dict(n_jobs=1.5), TypeError, "n_jobs"),
     (RandomFourierFeatures, dict(max_bytes=10), ValueError, "max_bytes"),
+    (RandomFourierFeatures, dict(n_components="all"), ValueError, "n_components"),
+    (Nystroem, dict(n_components=0), ValueError, "n_components"),
+    (KMeansNystroem, dict(n_components=np.ones(2)), TypeError, "n_components"),
     (Nystroem, dict(bandwidth=0.0), ValueError, "bandwidth"),
     (Nystroem, dict(n_eigen=0), ValueError, "n_eigen"),
     (Nystroem, dict(n_eigen=1.5), ValueError, "n_eigen"),
@@ -489,3 +492,22 @@ else:
     @parametrize_with_checks([m() for m in MAPS])
     def test_sklearn_compatible(estimator, check):
         check(estimator)
+
+
+@pytest.mark.parametrize("make", [
+    lambda m: RandomFourierFeatures(n_components=m, random_state=0),
+    lambda m: RandomFourierFeatures(n_components=m, variant="sincos", random_state=0),
+    lambda m: KMeansNystroem(n_components=m, max_iter=1, random_state=0)])
+def test_auto_components_grow_like_sqrt_n_between_256_and_1600(make):
+    assert [auto_components(n) for n in (1, 4096, 4097, 15_216, 160_000, 10**7)] == \
+        [256, 256, 257, 494, 1600, 1600]
+    X = _data(3, n=5000, d=3)
+    fmap = make("auto").fit(X)
+    per = 2 if getattr(fmap, "variant", "") == "sincos" else 1
+    m = fmap.landmarks_.shape[0] if hasattr(fmap, "landmarks_") else fmap.n_features_out_ // per
+    assert m == auto_components(5000) == 283
+    np.testing.assert_array_equal(fmap.transform(X[:50]), make(283).fit(X).transform(X[:50]))
+    # a fitted state may not hold more components than "auto" allows
+    fmap.n_features_out_ = per * 1601
+    with pytest.raises(ValueError, match="n_features_out_|landmarks_"):
+        fmap._check_state()

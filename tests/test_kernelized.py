@@ -108,3 +108,19 @@ def test_noam_first_phase_holds_only_its_rows_dense():
         tracemalloc.stop()
     assert peak < 0.25 * X.shape[0] * X.shape[1] * 8, peak
 
+
+
+@pytest.mark.parametrize("name", ["nbam", "fbam", "nasam", "fasam", "npsam"])
+def test_auto_components_follow_the_rows_of_fit_and_are_1600_for_a_stream(name):
+    X, y = _rings(n=600)
+    model = aucopt.get(name, random_state=0)
+    assert model.n_components == "auto"
+    fmap = model.fit(X, y).feature_map_
+    fourier = name.startswith("f")
+    assert (fmap.n_features_out_ if fourier else fmap.landmarks_.shape[0]) == 256
+    if hasattr(model, "partial_fit"):
+        fmap = aucopt.get(name, random_state=0).partial_fit(X[:300], y[:300]).feature_map_
+        # Fourier: 1600 frequencies; Nystrom: all 300 rows of the first chunk are
+        # landmarks (min(1600, n); "auto" on 300 rows would take 256)
+        assert (fmap.n_features_out_ if fourier else fmap.landmarks_.shape[0]) == \
+            (1600 if fourier else 300)
