@@ -236,7 +236,7 @@ def test_stage_kernel_validates_before_running():
     np.testing.assert_array_equal(fresh[3], reused[3])
 
 
-def test_ctrl_c_interrupts_a_long_stage():
+def test_ctrl_c_interrupts_a_long_stage(sigint):
     X, y = _data(8, n=50, d=200, density=1.0)
     order = np.tile(np.arange(50, dtype=np.int64), 40000)  # 2 10^6 steps: seconds of work
     timer = threading.Timer(0.05, os.kill, (os.getpid(), signal.SIGINT))

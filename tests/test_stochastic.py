@@ -390,7 +390,7 @@ def _interrupt_soon(call):
     return seconds
 
 
-def test_ctrl_c_stops_every_thread_and_rolls_back(monkeypatch):
+def test_ctrl_c_stops_every_thread_and_rolls_back(monkeypatch, sigint):
     monkeypatch.setattr(stochastic, "LANE_STEPS", 256)
     X, y = load("spambase")
     X = Scaler("standard").fit_transform(X.toarray())
