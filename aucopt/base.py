@@ -260,7 +260,7 @@ class BaseLearner(Estimator):
             else:
                 self._fit(X, y_pm)
                 self._invalidate()
-            if not np.isfinite(self.coef_).all():
+            if not self._coef_finite():
                 self._diverged("non-finite weights")
             self._finish(rows, y_pm)
         return self
@@ -453,6 +453,11 @@ class BaseLearner(Estimator):
         if not self.__sklearn_is_fitted__():
             raise not_fitted_error(f"This {type(self).__name__} instance is not fitted yet; "
                                    "call fit (or partial_fit) with training data first")
+
+    def _coef_finite(self):
+        """Whether every weight of ``coef_`` is finite (learners with a packed state
+        check it without reading ``coef_`` out)."""
+        return bool(np.isfinite(self.coef_).all())
 
     def _raw_scores(self, rows):
         """Ranking scores of every row (default: the rows times ``coef_``)."""

@@ -278,6 +278,9 @@ def test_elastic_net_weights_equal_eager_prox(sparse):
             np.testing.assert_allclose(w.scores(rows), X @ ref, rtol=1e-9, atol=1e-12)
     frozen = state.copy()
     w.coef(), w.scores(rows)
+    sq, l1 = w.norms()
+    assert sq == pytest.approx(ref @ ref, rel=1e-9) and l1 == pytest.approx(
+        np.abs(ref).sum(), rel=1e-9)
     np.testing.assert_array_equal(state, frozen)
     w.py_fold()
     np.testing.assert_allclose(state[:, 0], ref, rtol=1e-9, atol=1e-12)
@@ -299,3 +302,20 @@ def test_row_source_take_is_a_reordered_view(sparse):
     np.testing.assert_array_equal(dense_scores(view, w), dense_scores(rows, w)[order])
     with pytest.raises(IndexError):
         rows.take([30])
+
+
+def test_weight_norms_are_those_of_the_iterate_and_of_the_average():
+    rng = np.random.default_rng(3)
+    state = np.zeros((12, 2))
+    w = Weights(state, averaging=True)
+    assert w.norms(True) == (0.0, 0.0)
+    for step in range(40):
+        w.py_scale(0.9)
+        state[:, 0] += rng.standard_normal(12)  # behind the view: a new one recomputes vsq
+        w = Weights(state, scale=w.scale, averaging=True, avg_c=w.avg_c, avg_q=w.avg_q)
+        w.py_snapshot(1.0 + step)
+    for average, vector in ((False, w.coef()), (True, w.average())):
+        sq, l1 = w.norms(average)
+        assert sq == pytest.approx(vector @ vector, rel=1e-12)
+        assert l1 == pytest.approx(np.abs(vector).sum(), rel=1e-12)
+    assert not np.allclose(w.coef(), w.average())

@@ -295,6 +295,24 @@ cdef class Weights:
         """``||w||^2`` (maintained)."""
         return self.sqnorm()
 
+    def norms(self, bint average=False):
+        """``(||w||^2, ||w||_1)``, of the running average with ``average`` (as
+        :meth:`average` returns it), in O(d) time without a new array: the stopping
+        rule's penalty after every pass reads no copy of the model out."""
+        cdef Py_ssize_t k, pos
+        cdef double sq = 0.0, l1 = 0.0, t
+        cdef bint avg = average and self.averaging and self.avg_q != 0.0
+        with nogil:
+            for k in range(self.n_features):
+                pos = k * self.stride
+                if avg:
+                    t = (self.avg_c * self.v[pos] - self.v[pos + 1]) / self.avg_q
+                else:
+                    t = self.scale * self.v[pos]
+                sq += t * t
+                l1 += fabs(t)
+        return sq, l1
+
     def py_scale(self, double a):
         """``w <- a w``."""
         self.scale_by(a)
@@ -508,6 +526,19 @@ cdef class ElasticNetWeights:
                 o[i] = s
                 poll(&work, nnz + 1)
         return out
+
+    def norms(self):
+        """``(||w||^2, ||w||_1)`` of :meth:`coef`, in O(d) time without a new array."""
+        cdef Py_ssize_t k
+        cdef double mag, t, sq = 0.0, l1 = 0.0
+        with nogil:
+            for k in range(self.n_features):
+                mag = fabs(self.a[3 * k]) * self.a[3 * k + 1] - (self.R - self.a[3 * k + 2])
+                if mag > 0.0:
+                    t = mag / self.P
+                    sq += t * t
+                    l1 += t
+        return sq, l1
 
     def coef(self):
         """The current weights as a new array, as :meth:`fold` would materialise

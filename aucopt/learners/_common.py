@@ -140,6 +140,11 @@ def merge_doc(kind, what):
 class _CoefFromState:
     """``coef_`` computed from the state on first access (read-only, cached)."""
 
+    def _coef_finite(self):
+        # ||coef_||_1 is finite exactly when every weight is (short of an overflow of
+        # the sum, beyond 1e308): checked without reading coef_ out
+        return math.isfinite(self._coef_norms()[1])
+
     @property
     def coef_(self):
         cached = self.__dict__.get("_coef_cache")
@@ -195,6 +200,10 @@ class WeightsModel(_CoefFromState):
     def _coef(self):
         w = self._weights()
         return w.average() if self._averaged else w.coef()
+
+    def _coef_norms(self):
+        """``(||coef_||^2, ||coef_||_1)`` without reading ``coef_`` out (O(d), no copy)."""
+        return self._weights().norms(self._averaged)
 
     def _raw_scores(self, rows):
         return self._weights().scores(rows, self._averaged)
@@ -283,6 +292,10 @@ class ElasticNetModel(_CoefFromState):
 
     def _coef(self):
         return self._weights().coef()
+
+    def _coef_norms(self):
+        """``(||coef_||^2, ||coef_||_1)`` without reading ``coef_`` out (O(d), no copy)."""
+        return self._weights().norms()
 
     def _raw_scores(self, rows):
         return self._weights().scores(rows)

@@ -7,19 +7,14 @@ Given the scores ``s`` of the positives and the negatives, the mean over all
   each positive the violating negatives are those above ``s_i - 1``, whose count
   and sum come from a binary search and suffix sums: O(n log n);
 * :func:`mean_pair_square` -- ``(1 - m)^2``: from the classes' means and variances,
-  O(n);
-* :func:`sqnorm` -- ``||w||^2`` of the penalty terms.
+  O(n).
+
+The penalty terms come from the learners' weights (``_coef_norms``: no copy of the
+model is read out).
 """
 import numpy as np
 
-__all__ = ["mean_pair_hinge", "mean_pair_square", "sqnorm"]
-
-
-def sqnorm(w):
-    """``w . w`` without BLAS: an O(d) reduction needs no threads, and waking
-    OpenBLAS's costs milliseconds per call on a busy machine (measured: 10-15 ms
-    for d = 130,108 under load, 0.03 ms this way)."""
-    return float(np.einsum("i,i->", w, w))
+__all__ = ["mean_pair_hinge", "mean_pair_square"]
 
 
 def mean_pair_hinge(s_pos, s_neg):

@@ -189,9 +189,8 @@ class SOLAM(_Streaming):
     def _objective(self, rows, y):
         """Half the mean pairwise square loss plus ``lam/2 ||w||^2`` of the average."""
         scores = self._raw_scores(rows)
-        coef = self.coef_
         return (0.5 * mean_pair_square(scores[y > 0], scores[y < 0])
-                + 0.5 * float(self.lam) * float(coef @ coef))
+                + 0.5 * float(self.lam) * self._coef_norms()[0])
 
     def _check_state(self):
         super()._check_state()
@@ -354,10 +353,10 @@ class SPAM(_Streaming):
     def _objective(self, rows, y):
         """Half the mean pairwise square loss plus the penalty of the returned ``w``."""
         scores = self._raw_scores(rows)
-        coef = self.coef_
         l1 = float(self.lam1) if self.penalty == "elasticnet" else 0.0
+        sq, l1_norm = self._coef_norms()
         return (0.5 * mean_pair_square(scores[y > 0], scores[y < 0])
-                + 0.5 * self.lam_ * float(coef @ coef) + l1 * float(np.abs(coef).sum()))
+                + 0.5 * self.lam_ * sq + l1 * l1_norm)
 
     def _init_state(self, n_features):
         self.random_state_ = check_random_state(self.random_state)  # as OPAUCr's

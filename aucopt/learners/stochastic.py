@@ -41,7 +41,7 @@ from aucopt.learners._common import (EPOCH_PARAMS, SETTLE_RATIO, WEIGHTED_AVERAG
                                      ElasticNetModel, WeightsModel, auto_or_positive, auto_value,
                                      check_epochs, merge_doc, search_scale, settle,
                                      weights_state)
-from aucopt.learners._objectives import mean_pair_hinge, mean_pair_square, sqnorm
+from aucopt.learners._objectives import mean_pair_hinge, mean_pair_square
 from aucopt.validation import (check_choice, check_count, check_n_jobs, check_positive,
                                check_random_state, check_seed, n_threads, row_scale,
                                row_source)
@@ -227,8 +227,7 @@ class _HingeSGD(WeightsModel, _PairwiseSGD):
     def _objective(self, rows, y):
         """``lam/2 ||w||^2 + mean pairwise hinge`` of the returned model (O(n log n))."""
         scores = self._raw_scores(rows)
-        coef = self.coef_
-        return (0.5 * self.lam_ * sqnorm(coef)
+        return (0.5 * self.lam_ * self._coef_norms()[0]
                 + mean_pair_hinge(scores[y > 0], scores[y < 0]))
 
     def _init_state(self, n_features):
@@ -709,10 +708,10 @@ class AdaDSGD(ElasticNetModel, _PairwiseSGD):
     def _objective(self, rows, y):
         """Half the mean pairwise square loss plus the elastic net of the returned model."""
         scores = self._raw_scores(rows)
-        coef = self.coef_
         l1, l2 = self._penalty()
+        sq, l1_norm = self._coef_norms()
         return (0.5 * mean_pair_square(scores[y > 0], scores[y < 0])
-                + 0.5 * l2 * sqnorm(coef) + l1 * float(np.abs(coef).sum()))
+                + 0.5 * l2 * sq + l1 * l1_norm)
 
     def _stage(self, rows, w, pos, neg, m, n_steps):
         """``n_steps`` prox steps on pairs from ``pos``/``neg`` (a stage of ``m`` rows);
