@@ -53,6 +53,12 @@ class DataConversionWarning(UserWarning):
     """Input was converted in a way the caller may not expect (e.g. a column-vector y)."""
 
 
+class InputLimitWarning(UserWarning):
+    """The input is beyond the learner's declared limit (``aucopt list``, column
+    "input"): it trains, but the model is likely to rank poorly; the message names
+    a learner for such data."""
+
+
 class ConstantModelWarning(UserWarning):
     """Training ended with a model that scores every training row the same (AUC 0.5):
     the step size was too small or the regularisation too strong for the data's scale."""

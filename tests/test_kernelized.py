@@ -1,4 +1,6 @@
 """Kernelized compositions: each is exactly its feature map followed by its learner."""
+import warnings
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -124,3 +126,23 @@ def test_auto_components_follow_the_rows_of_fit_and_are_1600_for_a_stream(name):
         # landmarks (min(1600, n); "auto" on 300 rows would take 256)
         assert (fmap.n_features_out_ if fourier else fmap.landmarks_.shape[0]) == \
             (1600 if fourier else 300)
+
+
+@pytest.mark.parametrize("name", ["fbam", "fasam", "fcbr", "foam", "nbam"])
+def test_fourier_learners_warn_on_rows_wider_than_their_declared_limit(name):
+    from aucopt.exceptions import InputLimitWarning
+
+    y = np.arange(200) % 2
+    wide = sp.random(200, 12_000, density=0.003, format="csr", random_state=0)
+    narrow = sp.random(200, 500, density=0.05, format="csr", random_state=0)
+    params = {"n_components": 20, "random_state": 0}
+    fourier = aucopt.get(name)._max_features is not None
+    assert fourier == (name != "nbam")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", InputLimitWarning)
+        aucopt.get(name, **params).fit(narrow, y)  # within the limit: silent
+        if not fourier:
+            aucopt.get(name, **params).fit(wide, y)
+            return
+    with pytest.warns(InputLimitWarning, match="nbam / npsam"):
+        aucopt.get(name, **params).fit(wide, y)
