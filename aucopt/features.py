@@ -299,12 +299,18 @@ def _for_blocks(n_rows, block_size, n_jobs, work):
 # --------------------------------------------------------------------------- base
 
 
-# n_components="auto": ceil(4 sqrt(n)) for n training rows, within these bounds
+# n_components="auto": ceil(4 sqrt(n)) for n training rows, within these bounds, on
+# rows of at most AUTO_MAX_FEATURES features; the upper bound on wider rows
 AUTO_COMPONENTS = (256, 1600)
+AUTO_MAX_FEATURES = 1000
 
-def auto_components(n):
-    """The number of components ``n_components="auto"`` gives for ``n`` training rows."""
+
+def auto_components(n, d):
+    """The number of components ``n_components="auto"`` gives for ``n`` training rows
+    of ``d`` features."""
     low, high = AUTO_COMPONENTS
+    if d > AUTO_MAX_FEATURES:
+        return high
     return int(min(high, max(low, math.ceil(4.0 * math.sqrt(n)))))
 
 
@@ -340,9 +346,9 @@ class _FeatureMap(Estimator):
         check_count("max_bytes", self.max_bytes)
         _check_n_jobs(self.n_jobs)
 
-    def _components(self, n):
-        """``n_components`` for ``n`` training rows (resolving "auto")."""
-        return auto_components(n) if self.n_components == "auto" else int(self.n_components)
+    def _components(self, n, d):
+        """``n_components`` for ``n`` training rows of ``d`` features (resolving "auto")."""
+        return auto_components(n, d) if self.n_components == "auto" else int(self.n_components)
 
     def _most_components(self):
         """The largest ``n_components`` a fitted state may hold."""
@@ -449,8 +455,8 @@ class RandomFourierFeatures(_FeatureMap):
         Number of random frequencies ``theta_j``. The dissertation uses 1600 for
         FBAM / FASAM and 150 sine/cosine pairs (300 columns) for FCBR and FOAM.
         "auto": ``ceil(4 sqrt(n))`` for ``n`` training rows, at least 256 and at
-        most 1600 (the default of the kernelized learners; FASAM's docstring says
-        why).
+        most 1600, on rows of at most 1000 features; 1600 on wider rows (the
+        default of the kernelized learners; FASAM's docstring says why).
     kernel : {"gaussian", "laplacian"}, default="gaussian"
     sigma : float or "auto", default="auto"
         Kernel width. ``"auto"`` derives it from the data with the bandwidth
@@ -549,7 +555,7 @@ class RandomFourierFeatures(_FeatureMap):
             raise ValueError("n_features_out_ does not match n_components and variant")
 
     def _fit(self, X):
-        d, m = X.shape[1], self._components(X.shape[0])
+        d, m = X.shape[1], self._components(*X.shape)
         _check_dense_size("the frequency matrix", d, m, self.max_bytes)
         if self.sigma != "auto":
             sigma = float(self.sigma)
@@ -649,7 +655,7 @@ class _NystroemMap(_FeatureMap):
 
     def _fit(self, X):
         n, d = X.shape
-        m = min(self._components(n), n)
+        m = min(self._components(n, d), n)
         _check_dense_size("the landmark matrix", m, d, self.max_bytes)
         bandwidth = self._bandwidth(X)
         landmarks, extra = self._landmarks(X, m)
@@ -847,8 +853,9 @@ class KMeansNystroem(_NystroemMap):
     n_components : int or "auto", default=1600
         Number of landmarks ``m``: 1600 in the dissertation, except cifar10 (3000),
         epsilon (2800) and susy (400). "auto": ``ceil(4 sqrt(n))`` for ``n``
-        training rows, at least 256 and at most 1600 (the default of the
-        kernelized learners; NBAM's docstring says why).
+        training rows, at least 256 and at most 1600, on rows of at most 1000
+        features; 1600 on wider rows (the default of the kernelized learners;
+        NBAM's docstring says why).
     {_NYSTROEM_PARAMETERS}
         The dissertation does not say whether ``s`` stands for ``sigma^2`` or
         ``2 sigma^2``; ``exp(-d^2 / s)`` is the convention of the code of Zhang et

@@ -499,13 +499,14 @@ else:
     lambda m: RandomFourierFeatures(n_components=m, variant="sincos", random_state=0),
     lambda m: KMeansNystroem(n_components=m, max_iter=1, random_state=0)])
 def test_auto_components_grow_like_sqrt_n_between_256_and_1600(make):
-    assert [auto_components(n) for n in (1, 4096, 4097, 15_216, 160_000, 10**7)] == \
+    assert [auto_components(n, 10) for n in (1, 4096, 4097, 15_216, 160_000, 10**7)] == \
         [256, 256, 257, 494, 1600, 1600]
+    assert auto_components(100, 1000) == 256 and auto_components(100, 1001) == 1600
     X = _data(3, n=5000, d=3)
     fmap = make("auto").fit(X)
     per = 2 if getattr(fmap, "variant", "") == "sincos" else 1
     m = fmap.landmarks_.shape[0] if hasattr(fmap, "landmarks_") else fmap.n_features_out_ // per
-    assert m == auto_components(5000) == 283
+    assert m == auto_components(5000, 3) == 283
     np.testing.assert_array_equal(fmap.transform(X[:50]), make(283).fit(X).transform(X[:50]))
     # a fitted state may not hold more components than "auto" allows
     fmap.n_features_out_ = per * 1601
