@@ -18,12 +18,12 @@ import warnings
 from aucopt._state import Array
 import numpy as np
 
+from aucopt.exceptions import InputLimitWarning
 from aucopt.features import (AUTO_COMPONENTS, KMeansNystroem, Nystroem, RandomFourierFeatures,
                               _dense_copy)
 from aucopt.learners.batch import BAM
 from aucopt.learners.buffered import CBR, _BufferOGD
 from aucopt.learners.stochastic import ASAM, PSAM
-from aucopt.exceptions import InputLimitWarning
 from aucopt.validation import order_stream, row_source
 
 __all__ = ["NBAM", "FBAM", "NASAM", "FASAM", "NPSAM", "FCBR", "FOAM", "NOAM"]
@@ -156,12 +156,12 @@ _AUTO_COMPONENTS = """
         on webkb's 7,288 TF-IDF features FBAM's test AUC was 0.880 with ceil(4
         sqrt(n)) = 256 and 0.967 with 1600) and for a stream (``partial_fit``),
         whose length its first chunk does not tell. "auto" departs from the
-        dissertation's 1600 for time:
-        1600 components cost more than an exact RBF SVC on 15,000 rows, while
-        O(sqrt(n)) components keep the accuracy of the exact kernel method (Rudi,
-        Camoriano & Rosasco, "Less is More: Nystrom Computational Regularization",
-        NIPS 2015; Rudi & Rosasco, "Generalization Properties of Learning with
-        Random Features", NIPS 2017). Measured with FASAM and NPSAM on magic04,
+        dissertation's 1600 for time: 1600 components cost more than an exact RBF
+        SVC on 15,000 rows, while O(sqrt(n)) components keep the accuracy of the
+        exact kernel method (Rudi, Camoriano & Rosasco, "Less is More: Nystrom
+        Computational Regularization", NIPS 2015; Rudi & Rosasco, "Generalization
+        Properties of Learning with Random Features", NIPS 2017). Measured with
+        FASAM and NPSAM on magic04,
         letter_z and ijcnn1 (standardised, 12,000-16,000 training rows): 4 sqrt(n)
         components (439-506) ranked within 0.003 test AUC of 1600 in a quarter of
         the fit time (magic04, FASAM: 0.9238 in 0.31 s against 0.9264 in 1.21 s);
