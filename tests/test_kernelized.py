@@ -22,7 +22,7 @@ COMPOSITIONS = {
     "npsam": (KMeansNystroem, {"n_components": 40}, {}, "psam",
               {"lam": 1e-3, "n_epochs": 2}),
     "fcbr": (RandomFourierFeatures, {"n_components": 20}, {"variant": "sincos"}, "cbr",
-             {"buffer_size": 10}),
+             {"buffer_size": 10, "C": 0.05}),
     "foam": (RandomFourierFeatures, {"n_components": 30}, {"variant": "sincos"},
              _BufferOGD, {"buffer_size": 20}),
 }
