@@ -133,16 +133,21 @@ def test_the_result_is_an_ordinary_learner(client, task, tmp_path):
 
 class DiesOnce(PSAM):
     """PSAM whose first pass over a block on a cluster kills its worker process (the
-    first one to find no file at ``flag``)."""
+    one that creates the file ``flag``)."""
 
     def __init__(self, flag=None, n_epochs=2, random_state=None):
         super().__init__(n_epochs=n_epochs, random_state=random_state)
         self.flag = flag
 
     def _learn_chunk(self, *args, **kwargs):
-        if self.flag and not os.path.exists(self.flag):
-            open(self.flag, "w").close()
-            os._exit(1)  # the worker dies mid-task; its nanny starts a new one
+        if self.flag:
+            try:  # atomic: exactly one worker dies (two checking at once both died,
+                # and with every worker gone the blocks kept for them waited forever)
+                os.close(os.open(self.flag, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+            except FileExistsError:
+                pass
+            else:
+                os._exit(1)  # the worker dies mid-task; its nanny starts a new one
         return super()._learn_chunk(*args, **kwargs)
 
 
