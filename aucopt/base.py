@@ -53,7 +53,8 @@ from aucopt._state import Array, Labels, Scalar, state_spec
 from aucopt._version import __version__
 from aucopt.exceptions import ConstantModelWarning, not_fitted_error
 from aucopt.metrics import optroc_accuracy, roc_auc
-from aucopt.validation import check_X, check_y, order_stream, row_scale, row_source
+from aucopt.validation import (check_X, check_y, finite_rows, order_stream, row_scale,
+                               row_source)
 
 __all__ = ["Learner", "BaseLearner", "OnlineMixin", "DIVERGED", "merge", "MERGE_KINDS"]
 
@@ -269,10 +270,7 @@ class BaseLearner(Estimator):
         """The rows the learner works on for a validated ``X``: ``X`` itself, or (a
         learner on a feature map) its image, the map fitted first if ``fit_map``
         (on ``X`` with labels ``y``, a ``stream`` chunk or all of ``fit``'s data)."""
-        rows = row_source(X, norms)
-        if norms:
-            rows.check_finite_norms()
-        return rows
+        return finite_rows(X, norms)
 
     def _fit(self, X, y):
         """Train on validated ``X`` and labels in {-1, +1}, setting ``coef_``.

@@ -69,7 +69,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from aucopt.base import MONITOR_ROWS, BaseLearner, Stall
-from aucopt.validation import check_random_state, check_X, check_y, row_source
+from aucopt.validation import check_random_state, check_X, check_y, finite_rows
 
 __all__ = ["fit", "decision_function"]
 
@@ -113,9 +113,7 @@ def _checked(X, y, classes, n_features=None):
     labels in {-1, +1} for the learner's ``classes``, the kernels' view of the rows."""
     X = check_X(X, n_features=n_features)
     y_pm, _ = check_y(y, X.shape[0], classes=classes)
-    rows = row_source(X)
-    rows.check_finite_norms()
-    return X, y_pm, rows
+    return X, y_pm, finite_rows(X)
 
 
 class _Ready:

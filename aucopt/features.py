@@ -46,7 +46,7 @@ from aucopt._estimator import Estimator
 from aucopt._state import Array, Scalar
 from aucopt.exceptions import not_fitted_error
 from aucopt.validation import (check_count, check_positive, check_random_state, check_seed,
-                               check_X, row_source)
+                               check_X, finite_rows)
 
 __all__ = ["RandomFourierFeatures", "Nystroem", "KMeansNystroem"]
 
@@ -346,13 +346,16 @@ class _FeatureMap(Estimator):
         check_count("max_bytes", self.max_bytes)
         _check_n_jobs(self.n_jobs)
 
+    def _auto_components(self):
+        return isinstance(self.n_components, str)  # "auto" (checked by _check_common)
+
     def _components(self, n, d):
         """``n_components`` for ``n`` training rows of ``d`` features (resolving "auto")."""
-        return auto_components(n, d) if self.n_components == "auto" else int(self.n_components)
+        return auto_components(n, d) if self._auto_components() else int(self.n_components)
 
     def _most_components(self):
         """The largest ``n_components`` a fitted state may hold."""
-        return AUTO_COMPONENTS[1] if self.n_components == "auto" else int(self.n_components)
+        return AUTO_COMPONENTS[1] if self._auto_components() else int(self.n_components)
 
     def fit(self, X, y=None):
         """Fit the map to ``X`` (dense or sparse); ``y`` is ignored.
@@ -363,7 +366,7 @@ class _FeatureMap(Estimator):
         """
         self._check_params()
         X = check_X(X)
-        row_source(X).check_finite_norms()  # distances and bandwidths must not overflow
+        finite_rows(X)  # distances and bandwidths must not overflow
         state = self._fit(X)
         state["n_features_in_"] = X.shape[1]
         self._clear_fitted()
@@ -551,7 +554,7 @@ class RandomFourierFeatures(_FeatureMap):
         per = 1 if cos_phase else 2
         m, rest = divmod(self.n_features_out_, per)
         if rest or m > self._most_components() or (
-                not isinstance(self.n_components, str) and m != self.n_components):
+                not self._auto_components() and m != self.n_components):
             raise ValueError("n_features_out_ does not match n_components and variant")
 
     def _fit(self, X):

@@ -272,6 +272,15 @@ def check_seed(random_state):
                     f"RandomState, got {type(random_state).__name__}")
 
 
+def finite_rows(X, norms=True):
+    """:func:`row_source` of ``X``; with ``norms``, rows whose squared norm
+    overflows are refused (``ValueError`` naming the row and the fix)."""
+    rows = row_source(X, norms)
+    if norms:
+        rows.check_finite_norms()
+    return rows
+
+
 def row_source(X, norms=True):
     """The kernels' view of a matrix returned by :func:`check_X` (checked again here).
 

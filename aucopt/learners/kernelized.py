@@ -24,7 +24,7 @@ from aucopt.features import (AUTO_COMPONENTS, KMeansNystroem, Nystroem, RandomFo
 from aucopt.learners.batch import BAM
 from aucopt.learners.buffered import CBR, _BufferOGD
 from aucopt.learners.stochastic import ASAM, PSAM
-from aucopt.validation import order_stream, row_source
+from aucopt.validation import finite_rows, order_stream
 
 __all__ = ["NBAM", "FBAM", "NASAM", "FASAM", "NPSAM", "FCBR", "FOAM", "NOAM"]
 
@@ -128,7 +128,7 @@ class _Mapped:
     def _fit_map(self, X, y, stream):
         """The map fitted on the first data (a learner may collect it otherwise)."""
         fmap = self._new_map()
-        if stream and isinstance(fmap.n_components, str):  # "auto": n is unknown
+        if stream and fmap._auto_components():  # "auto": the stream's n is unknown
             fmap.n_components = AUTO_COMPONENTS[1]
         return fmap.fit(X)
 
@@ -138,16 +138,13 @@ class _Mapped:
                 warnings.warn(_FOURIER_WIDE.format(name=type(self).__name__, d=X.shape[1],
                                                    limit=self._max_features),
                               InputLimitWarning, stacklevel=3)
-            row_source(X).check_finite_norms()  # before any distance or bandwidth
+            finite_rows(X)  # before any distance or bandwidth
             fmap = self._fit_map(X, y, stream)
             for key, value in fmap.__dict__.items():
                 if key.endswith("_") and key != "n_features_in_":
                     setattr(self, "map_" + key, value)
             self.__dict__["_feature_map"] = fmap
-        rows = row_source(self.feature_map_.transform(X), norms)
-        if norms:
-            rows.check_finite_norms()
-        return rows
+        return finite_rows(self.feature_map_.transform(X), norms)
 
 
 _AUTO_COMPONENTS = """
