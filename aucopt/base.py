@@ -61,6 +61,11 @@ __all__ = ["Learner", "BaseLearner", "OnlineMixin", "DIVERGED", "merge", "MERGE_
 # A model whose scores on the training rows can exceed this is refused as diverged
 # (margin and square losses work at scores of order 1; nothing sensible is 1e10).
 DIVERGED = 1e10
+# A model whose mean pair loss on its training rows (``_pair_loss``) exceeds this
+# multiple of the loss of w = 0 (1 for every pair loss the learners use) is refused
+# as diverged: a step too large can leave the iterate oscillating far beyond the
+# optimum with scores that overflow nothing, a model that ranks at chance or worse.
+LOSS_LIMIT = 100.0
 # The automatic stopping rule evaluates the objective, and the verbose line the
 # training AUC, on at most this many rows.
 MONITOR_ROWS = 20_000
@@ -216,6 +221,9 @@ class BaseLearner(Estimator):
     }
     # the parameter to name when a fit diverges
     _divergence_hint = "lower the step size"
+    # ``(positive scores, negative scores) -> mean pair loss`` (1 at w = 0) of the
+    # learner's objective, if cheap: fitted models above LOSS_LIMIT are refused
+    _pair_loss = None
     # consumes rows in the given order: has `shuffle` and `random_state` parameters
     _shuffles = False
     # parameters that may be "auto": name -> rule(learner, s, rows) giving the value
@@ -332,6 +340,11 @@ class BaseLearner(Estimator):
         top = float(np.max(np.abs(scores))) if scores.size else 0.0
         if not math.isfinite(top) or top > DIVERGED:
             self._diverged(f"training scores up to {top:.3g}")
+        if self._pair_loss is not None:
+            loss = self._pair_loss(scores[y > 0], scores[y < 0])
+            if not loss <= LOSS_LIMIT:
+                self._diverged(f"mean pair loss of the training scores {loss:.3g}, over "
+                               f"{LOSS_LIMIT:g} times that of w = 0")
         if np.all(y == y[0]):
             if "intercept_" not in self.__dict__:
                 self.intercept_ = 0.0

@@ -86,6 +86,19 @@ def test_verbose_lines(name):
     testing.check_verbose_lines(_template(name))
 
 
+@pytest.mark.parametrize("name", NAMES)
+def test_declared_pair_loss_is_one_at_zero_and_grows_with_misranking(name):
+    """The divergence rule refuses a mean pair loss over LOSS_LIMIT times that of
+    w = 0, which it takes to be 1: a learner's ``_pair_loss`` must agree."""
+    loss = get_class(name)._pair_loss
+    if loss is None:
+        return
+    pos, neg = np.zeros(7), np.zeros(5)
+    assert loss(pos, neg) == 1.0
+    assert loss(pos + 1.0, neg) < 1.0 < loss(pos - 1.0, neg)
+    assert loss(pos - 10.0, neg) > loss(pos - 1.0, neg)
+
+
 def test_every_builtin_declares_its_stream_mode_or_none():
     for name in NAMES:
         cls = get_class(name)

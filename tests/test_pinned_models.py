@@ -13,6 +13,7 @@ import pytest
 import scipy.sparse as sp
 
 import aucopt
+from aucopt import base
 from aucopt.datasets import Scaler, load
 
 PINS = os.path.join(os.path.dirname(__file__), "data", "pinned_models.npz")
@@ -87,7 +88,12 @@ if os.environ.get("AUCOPT_WRITE_PINS"):
 
 @pytest.mark.parametrize("ds", DATASETS)
 @pytest.mark.parametrize("name", sorted(CASES))
-def test_model_is_bit_identical_to_the_pinned_one(name, ds):
+def test_model_is_bit_identical_to_the_pinned_one(name, ds, monkeypatch):
+    # The pinned OPAUC / OPAUCr step (eta = 2^-6: 0.9 / s on spambase, 2.8 / s on
+    # dna_ei) gives models that the driver now refuses as diverged (pairwise square
+    # loss 3-5 x 10^3 on their training rows); the pins check the arithmetic, so
+    # the limit is lifted.
+    monkeypatch.setattr(base, "LOSS_LIMIT", np.inf)
     X, y = _data(ds)
     with np.load(PINS) as pins:
         coef, intercept = pins[f"{ds}/{name}/coef"], pins[f"{ds}/{name}/intercept"][0]

@@ -13,6 +13,7 @@ import pytest
 import scipy.sparse as sp
 
 import aucopt
+from aucopt import base
 from aucopt._kernels._rows import RowSource
 from aucopt._kernels._square import ClassSums, Covariances, GradientStep, opauc_steps
 from aucopt._kernels._weights import Weights
@@ -235,6 +236,43 @@ def test_opaucr_rejects_a_changed_tau_on_partial_fit():
     with pytest.raises(ValueError, match="tau"):
         clf.partial_fit(X, y)
     np.testing.assert_array_equal(clf.coef_, coef)
+
+
+def _correlated(seed=0, n=400, d=20):
+    """Standardised rows of three correlated factors; the label follows the first."""
+    rng = np.random.default_rng(seed)
+    Z = rng.standard_normal((n, 3))
+    X = Z @ rng.standard_normal((3, d)) + 0.3 * rng.standard_normal((n, d))
+    X = (X - X.mean(0)) / X.std(0)
+    return X, np.where(Z[:, 0] + 0.5 * rng.standard_normal(n) > 0, 1.0, -1.0)
+
+
+def _pair_square_loss(scores, y):
+    """Mean of (1 - (s_i - s_j))^2 over every positive i and negative j, pair by pair."""
+    return float(np.mean((1.0 - (scores[y > 0][:, None] - scores[y < 0][None, :])) ** 2))
+
+
+@pytest.mark.parametrize("name", ["opauc", "opaucr"])
+def test_square_loss_far_worse_than_zero_is_refused(name, monkeypatch):
+    """A step too large leaves the iterate oscillating with finite, non-overflowing
+    scores; the model is refused when its pairwise square loss on the training rows
+    exceeds 100 times that of w = 0, and a fitted model stays as it was."""
+    X, y = _correlated()
+    s = float(np.mean(np.sum(X * X, axis=1)))
+    params = {"eta": 2.0 ** 0.5 / s, "shuffle": False, "random_state": 0}
+    # without the limit the fit returns a broken model whose scores do not overflow
+    monkeypatch.setattr(base, "LOSS_LIMIT", math.inf)
+    broken = aucopt.get(name, **params).fit(X, y)
+    scores = broken.decision_function(X) - broken.intercept_
+    assert np.abs(scores).max() < 1e10 and _pair_square_loss(scores, y) > 100.0
+    monkeypatch.undo()
+    model = aucopt.get(name, shuffle=False, random_state=0).fit(X, y)
+    assert _pair_square_loss(model.decision_function(X), y) < 1.0  # a sensible model
+    model.set_params(eta=params["eta"])
+    before = snapshot(model)
+    with pytest.raises(FloatingPointError, match="mean pair loss.*lower eta"):
+        model.fit(X, y)
+    assert snapshot(model) == before
 
 
 # ------------------------------------------------------------------ Uni-Exp

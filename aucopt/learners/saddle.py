@@ -133,6 +133,7 @@ class SOLAM(_Streaming):
     """
 
     _aucopt_name = "solam"
+    _pair_loss = staticmethod(mean_pair_square)
     _family = "saddle-point SGD"
     _limits = "dense or sparse, any d; O(nnz) per row"
     _columns = 2
@@ -302,6 +303,7 @@ class SPAM(_Streaming):
     """
 
     _aucopt_name = "spam"
+    _pair_loss = staticmethod(mean_pair_square)
     _family = "saddle-point proximal SGD"
     _limits = "dense or sparse, any d; O(nnz) per row (elastic net: O(d))"
     _auto_params = {"lam": lambda self, s, rows: s / (2.0 * max(rows.n_rows, 1))}
@@ -468,6 +470,7 @@ class SPDAM(BaseLearner):
     """
 
     _aucopt_name = "spdam"
+    _pair_loss = staticmethod(mean_pair_square)
     _family = "saddle-point primal-dual (mini-batch)"
     _limits = "dense or sparse, any d; memory O(n + d)"
     _state = {
@@ -692,6 +695,7 @@ class FSAUC(WeightsModel, BaseLearner):
     """
 
     _aucopt_name = "fsauc"
+    _pair_loss = staticmethod(mean_pair_square)
     _family = "saddle-point SGD (staged)"
     _limits = "dense or sparse, any d"
     _divergence_hint = "lower R"

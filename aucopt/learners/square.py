@@ -27,6 +27,7 @@ from aucopt.base import BaseLearner, OnlineMixin
 from aucopt.learners._common import (SHUFFLE_PARAMS, WeightsModel, auto_or_positive,
                                      check_shuffle, merge_doc, search_scale, weights_state,
                                      writable)
+from aucopt.learners._objectives import mean_pair_square
 from aucopt.validation import (check_count, check_positive, check_random_state,
                                check_state_bytes, check_X, check_y, row_scale, row_source)
 
@@ -141,6 +142,7 @@ class _Solvable:
     """
 
     _merge = "exact"
+    _pair_loss = staticmethod(mean_pair_square)
 
     def solve(self, X=None, y=None):
         """Set ``w`` to the minimiser of the objective on the statistics seen so far.
@@ -277,6 +279,12 @@ class _CovarianceLearner(_Solvable, _OnePass):
         return full / T - np.outer(c, c)
 
 
+# How the square-loss learners refuse a broken model (a sentence of ``eta``)
+_REFUSED_DOC = """
+        A fit whose model does far worse than ``w = 0`` on its training rows (a
+        mean pairwise square loss over 100, where ``w = 0`` has 1) raises
+        ``FloatingPointError`` naming ``eta``, the model left unchanged."""
+
 _MAX_STATE_DOC = """
     max_state_bytes : int or None, default=None
         Refuse (``ValueError``, before allocating) a model whose state would exceed
@@ -336,7 +344,7 @@ class OPAUC(_CovarianceLearner):
         ``1 / ||x - c||^2``, so a fixed default diverges on standardised data (rows
         of squared norm ``d``) and raw counts: measured on our benchmark sets, the
         paper-range value 2^-4 diverged on 4 of 10 standardised sets, ``2^-3 / s``
-        on none.
+        on none.{_REFUSED_DOC}
     lam : float or "auto", default="auto"
         L2 strength. "auto" is ``1e-4 s`` (Khalid, Scalable Large Margin Pairwise
         Learning Algorithms, PhD dissertation, 2019, fixes 1e-4 for its scaled
@@ -411,7 +419,7 @@ class AdaOAM(_CovarianceLearner):
         dissertation, 2019) tunes it on 2^[-10:10] by 3-fold CV. "auto" is
         ``0.1 / sqrt(s)`` with ``s`` the mean squared row norm: AdaGrad's steps do
         not grow with the gradient, so for rows scaled by ``c`` the step that lets
-        ``w`` scale by ``1/c`` is ``eta / c`` (0.1 for unit rows).
+        ``w`` scale by ``1/c`` is ``eta / c`` (0.1 for unit rows).{_REFUSED_DOC}
     lam : float or "auto", default="auto"
         L2 strength of the loss and radius ``1/sqrt(lam)`` of the ball. "auto" is
         ``1e-4 s`` (Khalid's 1e-4 for scaled data).
@@ -496,7 +504,7 @@ class OPAUCr(_Solvable, _OnePass):
     tau : int, default=50
         Sketch rank, at most {MAX_TAU} (Gao et al., Sec. 5.2; Khalid 2019, Sec. 4.5.2).
     eta : float or "auto", default="auto"
-        Constant step size; as OPAUC ("auto": ``2^-3 / s``).
+        Constant step size; as OPAUC ("auto": ``2^-3 / s``).{_REFUSED_DOC}
     lam : float or "auto", default="auto"
         L2 strength; as OPAUC ("auto": ``1e-4 s``). ``eta * lam`` must be < 1.{SHUFFLE_PARAMS.format(extra=" and of the Gaussian sketch draws (one tau-vector per row, in the order the rows are processed)")}{_MAX_STATE_DOC}{tail_doc(
         verbose="Print one progress line per ``fit`` / ``partial_fit`` call.")}

@@ -174,6 +174,7 @@ class _HingeSGD(WeightsModel, _PairwiseSGD):
 
     _rule = Subgradient
     _stream = "epochs"  # n_epochs partial_fit calls on the data == fit
+    _pair_loss = staticmethod(mean_pair_hinge)
     _state = {
         **weights_state(1),
         "rcount_": Scalar(int, low=1),
@@ -649,6 +650,7 @@ class AdaDSGD(ElasticNetModel, _PairwiseSGD):
     """
 
     _aucopt_name = "adadsgd"
+    _pair_loss = staticmethod(mean_pair_square)
     _auto_params = {"lam": lambda self, s, rows: 1e-6 * s,
                     "eta": lambda self, s, rows: 0.1 / (rows.max_sqnorm() or 1.0)}
 
