@@ -128,20 +128,23 @@ def test_auto_components_follow_the_rows_of_fit_and_are_1600_for_a_stream(name):
             (1600 if fourier else 300)
 
 
-@pytest.mark.parametrize("name", ["fbam", "fasam", "fcbr", "foam", "nbam"])
-def test_fourier_learners_warn_on_rows_wider_than_their_declared_limit(name):
+@pytest.mark.parametrize("name", ["fbam", "fasam", "fcbr", "foam", "noam", "nbam"])
+def test_learners_with_a_width_limit_warn_on_wider_rows(name):
+    """The Fourier learners (too coarse a kernel approximation on wide sparse rows)
+    and NOAM (too few support vectors) warn, naming the Nystrom learners."""
     from aucopt.exceptions import InputLimitWarning
 
     y = np.arange(200) % 2
     wide = sp.random(200, 12_000, density=0.003, format="csr", random_state=0)
     narrow = sp.random(200, 500, density=0.05, format="csr", random_state=0)
-    params = {"n_components": 20, "random_state": 0}
-    fourier = aucopt.get(name)._max_features is not None
-    assert fourier == (name != "nbam")
+    size = "n_landmarks" if name == "noam" else "n_components"
+    params = {size: 20, "random_state": 0}
+    limited = aucopt.get(name)._max_features is not None
+    assert limited == (name != "nbam")
     with warnings.catch_warnings():
         warnings.simplefilter("error", InputLimitWarning)
         aucopt.get(name, **params).fit(narrow, y)  # within the limit: silent
-        if not fourier:
+        if not limited:
             aucopt.get(name, **params).fit(wide, y)
             return
     with pytest.warns(InputLimitWarning, match="nbam / npsam"):
