@@ -1,10 +1,25 @@
-"""Models pinned across the skeleton refactor: same data, same parameters, same bits.
+"""Models pinned across the skeleton refactor: same data, same parameters, same model.
 
 ``tests/data/pinned_models.npz`` was written by this file (``AUCOPT_WRITE_PINS=1``)
 from the tree before the learners moved onto the shared skeleton and weight
-primitive. Every learner must give the model it gave then, bit for bit, on the
-bundled sets (dense and CSR; the intercept to a few ulp). Parameters are explicit so that later changes of
-defaults do not invalidate the pins; drop this file once it gets in the way.
+primitive, on the bundled sets (dense and CSR; the intercept to a few ulp).
+Parameters are explicit so that later changes of defaults do not invalidate the
+pins; drop this file once it gets in the way.
+
+Two kinds of pin:
+
+* Learners whose arithmetic is our own Cython (``sam``, ``asam``, ``psam``,
+  ``adadsgd``, ``uni_exp``, ``oam_seq``, ``oam_gra``, ``cbr_diag``) give the pinned
+  model bit for bit, on any CPU.
+* Learners whose arithmetic goes through BLAS / LAPACK (``cho_solve``, ``dsyr``,
+  ``dsymv``, ``ddot``, matrix products: ``opauc``, ``opaucr``, ``adaoam``, ``cbr``,
+  ``spam``, ``spdam``, ``solam``) are pinned to a relative tolerance. OpenBLAS picks
+  its kernels (and so the order of the additions inside a dot product or a rank-one
+  update) from the CPU it detects and from its thread count, so the last bits of
+  these models differ from one machine to another: measured at most 5e-14 of
+  ``max |coef|`` under OpenBLAS core types Haswell, Sandybridge and Prescott with 1
+  and 2 threads. Same-machine determinism (same seed, same model) stays bit for
+  bit: the contract suite checks it.
 """
 import os
 
@@ -54,14 +69,16 @@ def _data(name):
     return np.ascontiguousarray(X), y[keep]
 
 
-# Representation changes of the refactor that move the last bits (everything else is
-# bit-identical): OPAUCr keeps its factored products in the units of w (the weight
-# primitive applies its scale in dot) instead of the old scale-free units, 1e-14
-# relative; SOLAM projects with the primitive's maintained ||w||^2 instead of a norm
-# kept by hand (reset to R^2 after each projection); over the pinned runs' 200-1100
-# projections the saddle iteration amplifies that to 2e-11 relative. Both old and new
-# are about 2e-11 from a reference that recomputes the norm exactly.
-RTOL = {"opaucr": 1e-12, "solam": 1e-9}
+# Relative tolerance (of max |coef|) of the learners that go through BLAS / LAPACK.
+# SOLAM's is wider: the refactor moved its last bits on every machine (it projects with
+# the weight primitive's maintained ||w||^2 instead of a norm kept by hand; over the
+# pinned runs' 200-1100 projections the saddle iteration amplifies that to 2.7e-11,
+# and both old and new are about 2e-11 from a reference that recomputes the norm
+# exactly). OPAUCr also moved (1e-14: its factored products are kept in the units of
+# w), well within the BLAS tolerance.
+BLAS_RTOL = 1e-12
+RTOL = {"opauc": BLAS_RTOL, "opaucr": BLAS_RTOL, "adaoam": BLAS_RTOL, "cbr": BLAS_RTOL,
+        "spam": BLAS_RTOL, "spdam": BLAS_RTOL, "solam": 1e-9}
 
 
 def _fit(name, params, X, y):
@@ -88,7 +105,7 @@ if os.environ.get("AUCOPT_WRITE_PINS"):
 
 @pytest.mark.parametrize("ds", DATASETS)
 @pytest.mark.parametrize("name", sorted(CASES))
-def test_model_is_bit_identical_to_the_pinned_one(name, ds, monkeypatch):
+def test_model_equals_the_pinned_one(name, ds, monkeypatch):
     # The pinned OPAUC / OPAUCr step (eta = 2^-6: 0.9 / s on spambase, 2.8 / s on
     # dna_ei) gives models that the driver now refuses as diverged (pairwise square
     # loss 3-5 x 10^3 on their training rows); the pins check the arithmetic, so
