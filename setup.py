@@ -32,6 +32,8 @@ def _extensions():
                 define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
             )
         )
+    if not exts:  # a source tree or sdist without the kernels' sources builds nothing
+        raise SystemExit("setup.py: no Cython sources (aucopt/_kernels/*.pyx) to build")
     return cythonize(exts, compiler_directives=DIRECTIVES)
 
 
