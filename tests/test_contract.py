@@ -82,6 +82,14 @@ def test_interrupt_rolls_back(name):
 
 
 @pytest.mark.parametrize("name", NAMES)
+def test_failed_call_leaves_model_unchanged(name):
+    template = _template(name)
+    if name == "fcbr":  # its O(M d^2) rows on the default 300 features: 40 s of strikes
+        template.set_params(n_components=16)
+    testing.check_failed_call_leaves_model_unchanged(template)
+
+
+@pytest.mark.parametrize("name", NAMES)
 def test_verbose_lines(name):
     testing.check_verbose_lines(_template(name))
 

@@ -738,6 +738,8 @@ class CBR(_ConfidenceWeighted):
     def _rule(self, w, scratch):
         d = self._model_features()
         limit = 0 if self._tx.fresh else int(PENDING_SHARE * d * d / (d + 1))
+        if not self._tx.fresh and limit == 0:  # too small for one pending term: copy it
+            self._copy_covariance()
         return CbrFull(w, self.covariance_, scratch, self._scw(),
                        printed=self._printed(), n_updates=self.n_updates_,
                        pending_limit=limit, on_limit=self._copy_covariance)
