@@ -20,6 +20,7 @@ from zlib import error as zlib_error
 
 import numpy as np
 
+from aucopt._atomic import atomic_write
 from aucopt._state import shape_matches
 
 __all__ = ["FORMAT_NAME", "FORMAT_VERSION", "MalformedModel", "write_model", "ModelReader",
@@ -116,7 +117,8 @@ def _restore_generator(state, what):
 def write_model(path, meta, arrays):
     """Write ``meta`` (JSON-safe dict) and ``arrays`` (name -> ndarray) to ``path``.
 
-    ``path`` is a file name or a binary file object.
+    ``path`` is a file name (written atomically: :mod:`aucopt._atomic`) or a binary
+    file object.
     """
     for key, value in arrays.items():
         if value.dtype.hasobject:
@@ -125,7 +127,7 @@ def write_model(path, meta, arrays):
     if hasattr(path, "write"):
         np.savez(path, **{META: blob}, **arrays)
         return
-    with open(os.fspath(path), "wb") as fh:
+    with atomic_write(path) as fh:  # a failed save leaves the previous file intact
         np.savez(fh, **{META: blob}, **arrays)
 
 

@@ -771,7 +771,8 @@ class BaseLearner(Estimator):
         """Write the learner (parameters and declared state) to ``path`` (``.npz``).
 
         Parameters and scalar state are stored as JSON, arrays as ``.npy`` members;
-        :func:`aucopt.load` reads them back without pickle.
+        :func:`aucopt.load` reads them back without pickle. The file is replaced
+        atomically: a save that fails part-way leaves the previous file intact.
         """
         name = vars(type(self)).get("_aucopt_name")  # a subclass has a name of its own
         if name is None:

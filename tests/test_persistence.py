@@ -322,3 +322,95 @@ def test_an_npy_header_that_does_not_tokenize_is_malformed(tmp_path):
             dst.writestr(n, data)
     with pytest.raises(ValueError, match="malformed model file: array 'weights_'"):
         aucopt.load(rebuilt)
+
+
+_KILLED_SAVE = r"""
+import resource, signal, sys
+import numpy as np
+import aucopt
+from aucopt.datasets import dump_svmlight
+from aucopt.testing import contract_data
+X, y = contract_data(0, n=400, d=40)
+model = aucopt.get("cbr", random_state=0).fit(X, y)   # 12.8 kB of covariance
+# Python ignores SIGXFSZ (the write then fails with EFBIG, an OSError); by default
+# the signal kills the process
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN if sys.argv[2] == "ignore" else signal.SIG_DFL)
+resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))
+if sys.argv[3] == "model":
+    model.save(sys.argv[1])
+else:
+    dump_svmlight(X, y, sys.argv[1])
+"""
+
+
+@pytest.mark.parametrize("what", ["model", "svmlight"])
+@pytest.mark.parametrize("how", ["ignore", "killed"])
+def test_a_save_killed_part_way_leaves_the_previous_file_intact(tmp_path, what, how):
+    """A save beyond the file-size limit (RLIMIT_FSIZE) fails part-way, by EFBIG or by
+    SIGXFSZ killing the process: the file it was replacing is untouched."""
+    import os
+    import subprocess
+    import sys
+
+    from aucopt.datasets import dump_svmlight, load_svmlight
+
+    X, y = contract_data(1, n=20, d=3)
+    path = tmp_path / ("old.npz" if what == "model" else "old.svm")
+    if what == "model":
+        old = aucopt.get("sam", random_state=0, n_epochs=2).fit(X, y)
+        old.save(path)
+    else:
+        dump_svmlight(X, y, path)
+    content = path.read_bytes()
+    assert len(content) < 4096
+    proc = subprocess.run([sys.executable, "-c", _KILLED_SAVE, str(path), how, what],
+                          capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    if how == "killed":
+        assert proc.returncode == -25, proc.stderr  # SIGXFSZ
+    else:
+        assert proc.returncode == 1 and "File too large" in proc.stderr, proc.stderr
+    assert path.read_bytes() == content
+    if what == "model":
+        np.testing.assert_array_equal(aucopt.load(path).decision_function(X),
+                                      old.decision_function(X))
+    else:
+        np.testing.assert_array_equal(load_svmlight(path)[0].toarray(), X)
+    # only a process killed mid-write leaves its (hidden) temporary file behind
+    left = [p.name for p in tmp_path.iterdir() if p != path]
+    assert len(left) == (1 if how == "killed" else 0), left
+    assert all(name.startswith("." + path.name + ".") for name in left)
+
+
+def test_an_exception_mid_save_leaves_the_previous_file_and_no_temporary(tmp_path,
+                                                                        monkeypatch):
+    from aucopt import _format
+
+    X, y = contract_data(2, n=30, d=4)
+    path = tmp_path / "m.npz"
+    aucopt.get("psam", random_state=0).fit(X, y).save(path)
+    os_mode = path.stat().st_mode
+    content = path.read_bytes()
+
+    def broken(fh, **arrays):
+        fh.write(b"PK partial archive")
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(_format.np, "savez", broken)
+    with pytest.raises(KeyboardInterrupt):
+        aucopt.get("psam", random_state=1).fit(X, y).save(path)
+    assert path.read_bytes() == content and path.stat().st_mode == os_mode
+    assert [p.name for p in tmp_path.iterdir()] == ["m.npz"]
+
+
+def test_no_module_writes_a_file_but_through_atomic_write():
+    """Every file the package writes goes through aucopt._atomic.atomic_write."""
+    import pathlib
+    import re
+
+    package = pathlib.Path(aucopt.__file__).parent
+    writes = re.compile(r"""\bopen\([^)]*["'][wax]b?\+?["']|\.write_(text|bytes)\(|O_CREAT""")
+    found = [f"{p.relative_to(package)}:{i}" for p in package.rglob("*.py")
+             if p.name != "_atomic.py"
+             for i, line in enumerate(p.read_text().splitlines(), 1) if writes.search(line)]
+    assert found == [], found
