@@ -96,6 +96,68 @@ def test_unknown_bit_generator_is_refused(tmp_path):
     with pytest.raises(ValueError, match="unknown bit generator"):
         aucopt.load(_tampered(tmp_path, edit_meta=edit))
 
+def _state_of(name):
+    from aucopt._format import to_json
+
+    return to_json(np.random.Generator(getattr(np.random, name)(3)), "g")["__generator__"]
+
+
+def _mt_short_key(g):
+    g["state"]["key"]["__array__"] = g["state"]["key"]["__array__"][:5]
+
+
+def _set(path, value):
+    def edit(g):
+        *head, last = path
+        for k in head:
+            g = g[k]
+        g[last] = value
+    return edit
+
+
+@pytest.mark.parametrize("bitgen, edit", [
+    ("MT19937", _mt_short_key),
+    ("MT19937", _set(("state", "key", "__array__"), [0] * 624)),
+    ("MT19937", _set(("state", "key", "__array__"), [2**32] * 624)),
+    ("MT19937", _set(("state", "key", "dtype"), "uint64")),
+    ("MT19937", _set(("state", "pos"), 625)),
+    ("MT19937", _set(("state", "pos"), True)),
+    ("MT19937", _set(("state", "pos"), 1.5)),
+    ("MT19937", _set(("state",), {"key": [1, 2]})),
+    ("MT19937", _set(("extra",), 1)),
+    ("PCG64", _set(("state", "state"), 2**128)),
+    ("PCG64", _set(("state", "inc"), -1)),
+    ("PCG64", _set(("has_uint32",), 2)),
+    ("PCG64", _set(("uinteger",), "7")),
+    ("PCG64DXSM", _set(("state",), None)),
+    ("Philox", _set(("state", "counter", "__array__"), [1, 2, 3])),
+    ("Philox", _set(("buffer_pos",), 5)),
+    ("Philox", _set(("buffer", "__array__"), [1.0, 2.0, 3.0, 4.0])),
+    ("SFC64", _set(("state", "state"), {"__array__": [1] * 4})),
+    ("SFC64", _set(("bit_generator",), "SFC64 ")),
+])
+def test_malformed_generator_states_are_malformed_model_files(tmp_path, bitgen, edit):
+    """A stored generator state is checked in full against a fresh one of its kind
+    (a short MT19937 key used to raise a raw IndexError from numpy's setter)."""
+    state = _state_of(bitgen)
+    edit(state)
+    path = _tampered(tmp_path, edit_meta=lambda meta: meta["attributes"].update(
+        random_state_={"__generator__": state}))
+    with pytest.raises(ValueError, match="malformed model file: "):
+        aucopt.load(path)
+
+
+@pytest.mark.parametrize("bitgen", ["MT19937", "PCG64", "PCG64DXSM", "Philox", "SFC64"])
+def test_every_bit_generator_state_round_trips(tmp_path, bitgen):
+    state = _state_of(bitgen)
+    path = _tampered(tmp_path, edit_meta=lambda meta: meta["attributes"].update(
+        random_state_={"__generator__": state}))
+    loaded = aucopt.load(path).random_state_
+    expected = np.random.Generator(getattr(np.random, bitgen)(3))
+    assert loaded.bit_generator.state["bit_generator"] == bitgen
+    np.testing.assert_array_equal(loaded.random(5), expected.random(5))
+
+
 def test_unsaveable_parameter_is_reported(tmp_path):
     X, y = _data(5)
     model = aucopt.get("sam", random_state=np.random.default_rng(0)).fit(X, y)
