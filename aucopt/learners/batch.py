@@ -133,6 +133,10 @@ class BAM(WeightsModel, BaseLearner):
         self._init_weights(n_features)
         self.intercept_ = 0.0
 
+    def _work_vectors(self):
+        # the solver's w, gradients and X^T scratch; CG's s, r, p and H p
+        return 8
+
     def _prepare(self, rows, y):
         n_pos, n_neg = int((y > 0).sum()), int((y < 0).sum())
         scale = 1.0 / n_pos + 1.0 / n_neg if self.C_scaling == "per_class" else 1.0

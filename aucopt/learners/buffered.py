@@ -208,6 +208,9 @@ class _Buffered(WeightsModel, OnlineMixin, BaseLearner):
         buffered row."""
         return (2, n_features)
 
+    def _work_vectors(self):
+        return self._scratch_shape(1)[0]
+
     def _scratch(self, shape):
         """A zeroed work array kept between calls (not state): no O(d) allocation
         per call. The kernel leaves it zero (also when interrupted)."""
