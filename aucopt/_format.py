@@ -20,6 +20,7 @@ from zlib import error as zlib_error
 
 import numpy as np
 
+from aucopt._atomic import atomic_write
 from aucopt._state import shape_matches
 
 __all__ = ["FORMAT_NAME", "FORMAT_VERSION", "MalformedModel", "write_model", "ModelReader",
@@ -81,33 +82,61 @@ def from_json(value, what):
     raise MalformedModel(f"{what} is not a number, string, list or generator state")
 
 
+# Inclusive upper bounds of the integers of bit-generator states (lower bound 0):
+# buffered-output flags and words, Philox's buffer position, MT19937's key position,
+# PCG64's 128-bit state and increment.
+_STATE_INT_HIGH = {"has_uint32": 1, "uinteger": 2**32 - 1, "buffer_pos": 4, "pos": 624,
+                   "state": 2**128 - 1, "inc": 2**128 - 1}
+
+
 def _restore_generator(state, what):
+    """A Generator from a stored bit-generator state, checked in full first: the
+    same keys as the state of a fresh generator of that kind, integers in range,
+    arrays of its dtype and length (numpy's own setters index into what they are
+    given, and raise IndexError on a short MT19937 key)."""
     if not isinstance(state, dict):
         raise MalformedModel(f"{what}: generator state is not an object")
     name = state.get("bit_generator")
     if name not in _BIT_GENERATORS:
         raise MalformedModel(f"{what}: unknown bit generator {name!r}")
-
-    def arrays(obj):
-        if isinstance(obj, dict):
-            if "__array__" in obj:
-                dtype = np.dtype(str(obj.get("dtype")))
-                if dtype.kind not in "iu":
-                    raise MalformedModel(f"{what}: generator state array of dtype {dtype}")
-                return np.asarray(obj["__array__"], dtype=dtype)
-            return {str(k): arrays(v) for k, v in obj.items()}
-        if isinstance(obj, (bool, int, str)) or obj is None:
-            return obj
-        raise MalformedModel(f"{what}: unexpected {type(obj).__name__} in generator state")
-
     bitgen = getattr(np.random, name)()
+    value = _checked_state(state, bitgen.state, f"{what}: {name} state", "")
+    if name == "MT19937" and not value["state"]["key"].any():
+        raise MalformedModel(f"{what}: MT19937 key is all zero")
     try:
-        bitgen.state = arrays(state)
-    except MalformedModel:
-        raise
-    except (ValueError, TypeError, KeyError, OverflowError) as exc:
+        bitgen.state = value
+    except (ValueError, TypeError, KeyError, IndexError, OverflowError) as exc:
         raise MalformedModel(f"{what}: invalid {name} state ({exc})") from None
     return np.random.Generator(bitgen)
+
+
+def _checked_state(obj, template, what, key):
+    """``obj`` (JSON) shaped as ``template`` (a fresh bit generator's state), with
+    arrays decoded; anything else is malformed."""
+    where = f"{what}{' ' + key if key else ''}"
+    if isinstance(template, dict):
+        if not isinstance(obj, dict) or set(obj) != set(template):
+            got = sorted(obj) if isinstance(obj, dict) else type(obj).__name__
+            raise MalformedModel(f"{where} has {got}, expected the keys {sorted(template)}")
+        return {k: _checked_state(obj[k], t, what, k) for k, t in template.items()}
+    if isinstance(template, np.ndarray):
+        dtype = template.dtype
+        if not isinstance(obj, dict) or set(obj) != {"__array__", "dtype"} \
+                or obj["dtype"] != str(dtype) or not isinstance(obj["__array__"], list) \
+                or len(obj["__array__"]) != template.size:
+            raise MalformedModel(f"{where} is not an array of {template.size} {dtype}")
+        high = int(np.iinfo(dtype).max)
+        if not all(type(v) is int and 0 <= v <= high for v in obj["__array__"]):
+            raise MalformedModel(f"{where} holds values that are not {dtype}")
+        return np.array(obj["__array__"], dtype=dtype).reshape(template.shape)
+    if isinstance(template, str):
+        if obj != template:
+            raise MalformedModel(f"{where} is {obj!r}, expected {template!r}")
+        return obj
+    high = _STATE_INT_HIGH.get(key, 2**128 - 1)
+    if type(obj) is not int or not 0 <= obj <= high:
+        raise MalformedModel(f"{where} = {obj!r} is not an integer in [0, {high}]")
+    return obj
 
 
 # --------------------------------------------------------------------------- writing
@@ -116,7 +145,8 @@ def _restore_generator(state, what):
 def write_model(path, meta, arrays):
     """Write ``meta`` (JSON-safe dict) and ``arrays`` (name -> ndarray) to ``path``.
 
-    ``path`` is a file name or a binary file object.
+    ``path`` is a file name (written atomically: :mod:`aucopt._atomic`) or a binary
+    file object.
     """
     for key, value in arrays.items():
         if value.dtype.hasobject:
@@ -125,7 +155,7 @@ def write_model(path, meta, arrays):
     if hasattr(path, "write"):
         np.savez(path, **{META: blob}, **arrays)
         return
-    with open(os.fspath(path), "wb") as fh:
+    with atomic_write(path) as fh:  # a failed save leaves the previous file intact
         np.savez(fh, **{META: blob}, **arrays)
 
 

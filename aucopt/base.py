@@ -739,9 +739,10 @@ class BaseLearner(Estimator):
                                  "weights do not apply")
             raw = np.asarray(weights, dtype=float)
             if raw.shape != (len(models),) or not np.isfinite(raw).all() \
-                    or (raw < 0).any() or raw.sum() <= 0:
+                    or (raw < 0).any() or not raw.max() > 0:
                 raise ValueError(f"weights must hold {len(models)} finite numbers >= 0 "
                                  f"with a positive sum (one per model), got {weights!r}")
+        raw = raw / raw.max()  # in [0, 1] first: a sum of huge weights would overflow
         return raw / raw.sum()
 
     def _merge_rows(self):
@@ -771,7 +772,8 @@ class BaseLearner(Estimator):
         """Write the learner (parameters and declared state) to ``path`` (``.npz``).
 
         Parameters and scalar state are stored as JSON, arrays as ``.npy`` members;
-        :func:`aucopt.load` reads them back without pickle.
+        :func:`aucopt.load` reads them back without pickle. The file is replaced
+        atomically: a save that fails part-way leaves the previous file intact.
         """
         name = vars(type(self)).get("_aucopt_name")  # a subclass has a name of its own
         if name is None:

@@ -21,8 +21,12 @@ What is checked:
 * failed calls (bad parameters, NaN, wrong feature count, one class) and interrupted
   calls (``KeyboardInterrupt`` after a pass did its work) leave a fitted model
   exactly as it was (every fitted attribute, bit for bit, and the random stream);
+* a failure injected at every stage of every call (each chunk of a ``partial_fit``
+  stream, each pass of ``fit``, ``merge``) leaves the model as it was, and the stream
+  continued after the failures ends in the model of a stream without them;
 * ``verbose`` prints one line per pass; prediction before fitting raises.
 """
+import copy
 import io
 import numbers
 
@@ -33,7 +37,8 @@ from aucopt.exceptions import NotFittedError
 
 __all__ = ["check_learner", "check_dense_equals_csr", "check_same_seed_same_model",
            "check_streaming", "check_save_load", "check_failed_calls_leave_model",
-           "check_interrupt_rolls_back", "check_verbose_lines", "check_not_fitted",
+           "check_interrupt_rolls_back", "check_failed_call_leaves_model_unchanged",
+           "check_verbose_lines", "check_not_fitted",
            "contract_data", "fitted_state", "assert_same_state"]
 
 
@@ -271,6 +276,184 @@ def check_interrupt_rolls_back(learner):
                                   _with_seed(learner).fit(X, y).decision_function(X))
 
 
+class InjectedFailure(Exception):
+    """The failure :func:`check_failed_call_leaves_model_unchanged` injects."""
+
+
+# Where a failure is injected: (method, "before" / "after" it runs). Each one that a
+# call reaches is tried at every time the call reaches it (a pass of a multi-pass fit
+# counts), so the failure strikes with the call's work partly or wholly applied:
+# after the per-call preparation, between a kernel's in-place writes and the scalars
+# that go with them, after each pass, after the threshold, after a merge's values
+# are stored and after its derived state (a solve) is computed.
+FAILURE_SEAMS = (("_prepare", "after"), ("_store_weights", "before"), ("_pass", "after"),
+                 ("_run_pass", "after"), ("_fit", "after"), ("_finish", "after"),
+                 ("_merge_store", "after"), ("_merge_finish", "after"))
+# At most this many reaches of one seam are tried per call (the first ones and the
+# last): a fit of many passes would otherwise cost O(passes^2).
+SEAM_REACHES = 4
+
+
+class _Seams:
+    """Count the reaches of each seam of ``cls`` during a call, or fail at one."""
+
+    def __init__(self, cls):
+        self.cls = cls
+        from aucopt.base import BaseLearner
+
+        # the skeleton's _fit is a plugin's hook only when overridden (fit tests that)
+        self.seams = [(name, when) for name, when in FAILURE_SEAMS if hasattr(cls, name)
+                      and getattr(cls, name) is not getattr(BaseLearner, "_fit")]
+        self.counts = {}
+        self.strike = None
+
+    def __enter__(self):
+        self.saved = {name: self.cls.__dict__.get(name) for name, _ in self.seams}
+        for name, when in self.seams:
+            self._wrap(name, when, getattr(self.cls, name))
+        return self
+
+    def _wrap(self, name, when, method):
+        seams = self
+
+        def wrapped(*args, **kwargs):
+            if when == "before":
+                seams._reach(name)
+            out = method(*args, **kwargs)
+            if when == "after":
+                seams._reach(name)
+            return out
+
+        setattr(self.cls, name, wrapped)
+
+    def _reach(self, name):
+        self.counts[name] = self.counts.get(name, 0) + 1
+        if self.strike == (name, self.counts[name]):
+            raise InjectedFailure(f"injected at {name}, reach {self.counts[name]}")
+
+    def __exit__(self, *exc):
+        for name, method in self.saved.items():
+            if method is None:
+                delattr(self.cls, name)
+            else:
+                setattr(self.cls, name, method)
+
+    def strikes(self, call):
+        """Run ``call`` once to count the reaches; the (seam, reach) pairs to try."""
+        self.counts, self.strike = {}, None
+        call()
+        out = []
+        for name, count in self.counts.items():
+            reaches = sorted({*range(1, min(count, SEAM_REACHES - 1) + 1), count})
+            out += [(name, k) for k in reaches]
+        return out
+
+    def fail_at(self, strike, call, before, model, what):
+        self.counts, self.strike = {}, strike
+        try:
+            call()
+        except InjectedFailure:
+            pass
+        else:
+            raise AssertionError(f"{what}: the failure injected at {strike} did not "
+                                 "propagate")
+        finally:
+            self.strike = None
+        assert_same_state(before, fitted_state(model), f"{what}, failure at {strike}")
+
+
+def check_failed_call_leaves_model_unchanged(learner):
+    """A failure injected at every stage (:data:`FAILURE_SEAMS`) of every call leaves
+    the model exactly as it was: every fitted attribute (declared state, ``coef_``,
+    ``intercept_``, counters, the random stream), bit for bit.
+
+    For a ``partial_fit`` stream of several chunks, the failure strikes at each chunk
+    (after the earlier chunks succeeded), then the chunk is learned for real; the
+    stream must end in the model of the same stream without failures. Also ``fit``
+    of a fitted model (each pass) and ``merge``. Run on data of 4 and of 40 features
+    (small and large states take different undo paths: pending updates, journals
+    that switch to a copy).
+    """
+    cls = type(learner)
+    for d in (4, 40):
+        X, y = contract_data(9, n=96, d=d)
+        _inject_in_stream(learner, cls, X, y)
+        _inject_in_fit_and_merge(learner, cls, X, y)
+
+
+def _snapshot(model, X):
+    state = fitted_state(model)
+    state["coef_"] = np.array(model.coef_, copy=True)
+    state["decision_function"] = model.decision_function(X)
+    return state
+
+
+def _inject_in_stream(learner, cls, X, y):
+    if not hasattr(cls, "partial_fit"):
+        return
+    chunks = [(sp.csr_matrix(X[i:i + 24]), y[i:i + 24]) for i in range(0, len(y), 24)]
+    # "auto" parameters as fit resolves them on all rows (a first chunk may give a
+    # step that diverges later in the stream)
+    resolved = _resolved(_with_seed(learner).fit(X, y))
+    clean = _with_seed(learner, **resolved)
+    for Xc, yc in chunks:
+        clean.partial_fit(Xc, yc, classes=[0, 1])
+    model = _with_seed(learner, **resolved)
+    with _Seams(cls) as seams:
+        for i, (Xc, yc) in enumerate(chunks):
+            call = lambda: model.partial_fit(Xc, yc, classes=[0, 1])  # noqa: E731
+            if i == 0:  # a failed first call leaves the model unfitted
+                probe = _with_seed(learner, **resolved)
+                for strike in seams.strikes(
+                        lambda: probe.partial_fit(Xc, yc, classes=[0, 1])):
+                    seams.fail_at(strike, call, {}, model, "first partial_fit")
+                call()
+                continue
+            probe = copy.deepcopy(model)
+            strikes = seams.strikes(lambda: probe.partial_fit(Xc, yc, classes=[0, 1]))
+            before = fitted_state(model)
+            for strike in strikes:
+                seams.fail_at(strike, call, before, model, f"partial_fit chunk {i}")
+            call()
+    assert_same_state(_snapshot(clean, X), _snapshot(model, X),
+                      "a stream continued after failed calls differs from the stream "
+                      "without them")
+
+
+def _inject_in_fit_and_merge(learner, cls, X, y):
+    half = len(y) // 2
+    model = _with_seed(learner).fit(X[:half], y[:half])
+    before = fitted_state(model)
+    with _Seams(cls) as seams:
+        refit = lambda: model.fit(X[half:], y[half:])  # noqa: E731
+        probe = copy.deepcopy(model)
+        for strike in seams.strikes(lambda: probe.fit(X[half:], y[half:])):
+            seams.fail_at(strike, refit, before, model, "fit of a fitted model")
+        if getattr(cls, "_merge", None) is None:
+            return
+        model = _with_seed(learner, **_resolved(model)).fit(X[:half], y[:half])
+        before = fitted_state(model)
+        # a part of another seed (OPAUCr needs independent draws), or of the same
+        # seed (a learner on a feature map needs the same map)
+        for seed in (1, 0):
+            other = _with_seed(learner, seed, **_resolved(model)).fit(X[:half], y[:half])
+            probe = copy.deepcopy(model)
+            try:
+                strikes = seams.strikes(lambda: probe.merge(other))
+            except ValueError:
+                continue
+            for strike in strikes:
+                seams.fail_at(strike, lambda: model.merge(other), before, model, "merge")
+            return
+        raise AssertionError("no part merges with the model, whatever its seed")
+
+
+def _resolved(model):
+    """The model's data-derived parameters, given explicitly (merge needs equal ones)."""
+    return {name: model.__dict__[name + "_"]
+            for name in getattr(type(model), "_auto_params", {})}
+
+
 def check_verbose_lines(learner):
     """``verbose=1`` prints one progress line per pass (``n_passes_`` of them)."""
     if "verbose" not in learner.get_params():
@@ -294,6 +477,6 @@ def check_learner(learner, bad_params=()):
     """Run every check of the contract on ``learner`` (an unfitted template)."""
     for check in (check_not_fitted, check_dense_equals_csr, check_same_seed_same_model,
                   check_streaming, check_save_load, check_interrupt_rolls_back,
-                  check_verbose_lines):
+                  check_failed_call_leaves_model_unchanged, check_verbose_lines):
         check(learner)
     check_failed_calls_leave_model(learner, bad_params)

@@ -588,3 +588,16 @@ def test_cbr_diag_learns_on_sparse_dna():
     clf = _learner("cbr_diag", C=0.1).fit(X_tr, y_tr)
     # binary one-hot DNA features; a linear ranker reaches about 0.98 here
     assert clf.score(X_te, y_te) > 0.95
+
+
+def test_cbr_failed_partial_fit_of_few_features_leaves_the_covariance():
+    """At d <= 5 a chunk's terms have no pending share: the covariance is written
+    in place, so the call must copy it first (it used to change on divergence)."""
+    from aucopt.testing import contract_data, fitted_state, assert_same_state
+
+    X, y = contract_data(0, n=200, d=4)
+    model = aucopt.get("cbr", random_state=0, C=1.0).fit(X, y)
+    before = fitted_state(model)
+    with pytest.raises(FloatingPointError, match="left unchanged"):
+        model.partial_fit(X * 1e150, y)
+    assert_same_state(before, fitted_state(model), "after a diverged partial_fit")

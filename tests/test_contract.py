@@ -89,6 +89,14 @@ def test_interrupt_rolls_back(name):
 
 
 @pytest.mark.parametrize("name", NAMES)
+def test_failed_call_leaves_model_unchanged(name):
+    template = _template(name)
+    if name == "fcbr":  # its O(M d^2) rows on the default 300 features: 40 s of strikes
+        template.set_params(n_components=16)
+    testing.check_failed_call_leaves_model_unchanged(template)
+
+
+@pytest.mark.parametrize("name", NAMES)
 def test_verbose_lines(name):
     testing.check_verbose_lines(_template(name))
 
@@ -151,3 +159,70 @@ def test_values_whose_squares_overflow_are_refused_clearly(name, factor):
     with pytest.raises(ValueError, match=r"\|\|x\|\|\^2 overflows float64"):
         learner.fit(X * factor, y)
     assert not hasattr(learner, "coef_")
+
+
+_HUGE_WIDTH = r"""
+import resource, sys, warnings
+resource.setrlimit(resource.RLIMIT_AS, (6 * 2**30, 6 * 2**30))
+import numpy as np, scipy.sparse as sp
+import aucopt
+from aucopt.registry import BUILTIN
+warnings.simplefilter("ignore")
+d, n = 2**31 - 1, 12
+X = sp.csr_matrix((np.random.default_rng(0).standard_normal(2 * n),
+                   (np.repeat(np.arange(n), 2), np.tile([0, d - 1], n))), shape=(n, d))
+y = np.array([0, 1] * (n // 2))
+for name, origin in sorted(aucopt.available().items()):
+    if origin != BUILTIN:
+        continue
+    for call in ("fit", "partial_fit"):
+        model = aucopt.get(name)
+        if not hasattr(model, call):
+            continue
+        try:
+            getattr(model, call)(X, y, **({"classes": [0, 1]} if call == "partial_fit" else {}))
+            print(name, call, "fitted", model.coef_.nbytes)
+        except ValueError as exc:
+            print(name, call, "refused", str(exc).replace("\n", " "))
+        except BaseException as exc:
+            print(name, call, "FAILED", type(exc).__name__, exc)
+"""
+
+
+def test_a_csr_matrix_of_2_31_columns_is_refused_before_any_allocation():
+    """A CSR matrix of 2^31 - 1 columns and 24 nonzeros: every learner's state is
+    dense in the columns, so each computes its whole state (weights times stride,
+    scratch rows, averages, maps) and refuses it beyond the cap with a clear
+    ValueError, before allocating (a 6 GiB address-space limit turns any attempt
+    into a MemoryError)."""
+    import os
+    import re
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-c", _HUGE_WIDTH], capture_output=True,
+                          text=True, timeout=300,
+                          env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert {line.split()[0] for line in lines} == set(NAMES)
+    clear = re.compile(r"would (take|be a dense .*) \(?[0-9.]+ GiB\)?, above (the [0-9.]+ GiB "
+                       r"cap \(max_state_bytes\)|max_bytes=)")
+    for line in lines:
+        assert " refused " in line and clear.search(line), line
+
+
+@pytest.mark.parametrize("name", [n for n in NAMES
+                                  if "max_state_bytes" in get_class(n)().get_params()])
+def test_the_state_cap_counts_the_whole_state(name):
+    """With max_state_bytes below what 20,000 features need, learners refuse
+    before allocating."""
+    import scipy.sparse as sp
+
+    X, y = testing.contract_data(10)
+    wide = sp.hstack([sp.csr_matrix(X), sp.csr_matrix((X.shape[0], 20_000))]).tocsr()
+    template = _template(name)
+    # weights alone take 8 * 20,008 bytes: a cap just above them is still too small
+    template.set_params(max_state_bytes=8 * 20_008 + 64)
+    with pytest.raises(ValueError, match=r"GiB cap \(max_state_bytes\)|max_bytes="):
+        template.fit(wide, y)

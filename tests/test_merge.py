@@ -456,3 +456,22 @@ def test_every_learner_declares_and_documents_how_it_merges(capsys):
         row = next(line.split() for line in lines[1:] if line.split()[0] == name)
         assert (cls._merge or "-") in row, name
     assert column > 0
+
+
+@pytest.mark.parametrize("name", AVERAGE)
+@pytest.mark.parametrize("weights, ratio", [([1e308, 1e308], [1, 1]),
+                                            ([1.7e308, 5e307], [3.4, 1]),
+                                            ([5e-324, 5e-324], [1, 1]),
+                                            ([1e-310, 0.0], [1, 0]),
+                                            ([1e308, 5e-324], [1, 0])])
+def test_extreme_merge_weights_are_normalised_stably(name, weights, ratio, data):
+    """Weights whose sum overflows, subnormal or zero weights: the merge equals the
+    one with the same weights at a normal scale (it used to give w = 0 for
+    [1e308, 1e308]: their sum overflowed and w / inf = 0)."""
+    X, y = data
+    a, b = _parts(name, X, y)
+    merged = aucopt.merge([a, b], weights=weights)
+    plain = aucopt.merge([a, b], weights=ratio)
+    np.testing.assert_allclose(merged.coef_, plain.coef_, rtol=1e-12,
+                               atol=1e-12 * np.abs(plain.coef_).max())
+    assert np.abs(merged.coef_).max() > 0

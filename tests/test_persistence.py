@@ -96,6 +96,68 @@ def test_unknown_bit_generator_is_refused(tmp_path):
     with pytest.raises(ValueError, match="unknown bit generator"):
         aucopt.load(_tampered(tmp_path, edit_meta=edit))
 
+def _state_of(name):
+    from aucopt._format import to_json
+
+    return to_json(np.random.Generator(getattr(np.random, name)(3)), "g")["__generator__"]
+
+
+def _mt_short_key(g):
+    g["state"]["key"]["__array__"] = g["state"]["key"]["__array__"][:5]
+
+
+def _set(path, value):
+    def edit(g):
+        *head, last = path
+        for k in head:
+            g = g[k]
+        g[last] = value
+    return edit
+
+
+@pytest.mark.parametrize("bitgen, edit", [
+    ("MT19937", _mt_short_key),
+    ("MT19937", _set(("state", "key", "__array__"), [0] * 624)),
+    ("MT19937", _set(("state", "key", "__array__"), [2**32] * 624)),
+    ("MT19937", _set(("state", "key", "dtype"), "uint64")),
+    ("MT19937", _set(("state", "pos"), 625)),
+    ("MT19937", _set(("state", "pos"), True)),
+    ("MT19937", _set(("state", "pos"), 1.5)),
+    ("MT19937", _set(("state",), {"key": [1, 2]})),
+    ("MT19937", _set(("extra",), 1)),
+    ("PCG64", _set(("state", "state"), 2**128)),
+    ("PCG64", _set(("state", "inc"), -1)),
+    ("PCG64", _set(("has_uint32",), 2)),
+    ("PCG64", _set(("uinteger",), "7")),
+    ("PCG64DXSM", _set(("state",), None)),
+    ("Philox", _set(("state", "counter", "__array__"), [1, 2, 3])),
+    ("Philox", _set(("buffer_pos",), 5)),
+    ("Philox", _set(("buffer", "__array__"), [1.0, 2.0, 3.0, 4.0])),
+    ("SFC64", _set(("state", "state"), {"__array__": [1] * 4})),
+    ("SFC64", _set(("bit_generator",), "SFC64 ")),
+])
+def test_malformed_generator_states_are_malformed_model_files(tmp_path, bitgen, edit):
+    """A stored generator state is checked in full against a fresh one of its kind
+    (a short MT19937 key used to raise a raw IndexError from numpy's setter)."""
+    state = _state_of(bitgen)
+    edit(state)
+    path = _tampered(tmp_path, edit_meta=lambda meta: meta["attributes"].update(
+        random_state_={"__generator__": state}))
+    with pytest.raises(ValueError, match="malformed model file: "):
+        aucopt.load(path)
+
+
+@pytest.mark.parametrize("bitgen", ["MT19937", "PCG64", "PCG64DXSM", "Philox", "SFC64"])
+def test_every_bit_generator_state_round_trips(tmp_path, bitgen):
+    state = _state_of(bitgen)
+    path = _tampered(tmp_path, edit_meta=lambda meta: meta["attributes"].update(
+        random_state_={"__generator__": state}))
+    loaded = aucopt.load(path).random_state_
+    expected = np.random.Generator(getattr(np.random, bitgen)(3))
+    assert loaded.bit_generator.state["bit_generator"] == bitgen
+    np.testing.assert_array_equal(loaded.random(5), expected.random(5))
+
+
 def test_unsaveable_parameter_is_reported(tmp_path):
     X, y = _data(5)
     model = aucopt.get("sam", random_state=np.random.default_rng(0)).fit(X, y)
@@ -322,3 +384,95 @@ def test_an_npy_header_that_does_not_tokenize_is_malformed(tmp_path):
             dst.writestr(n, data)
     with pytest.raises(ValueError, match="malformed model file: array 'weights_'"):
         aucopt.load(rebuilt)
+
+
+_KILLED_SAVE = r"""
+import resource, signal, sys
+import numpy as np
+import aucopt
+from aucopt.datasets import dump_svmlight
+from aucopt.testing import contract_data
+X, y = contract_data(0, n=400, d=40)
+model = aucopt.get("cbr", random_state=0).fit(X, y)   # 12.8 kB of covariance
+# Python ignores SIGXFSZ (the write then fails with EFBIG, an OSError); by default
+# the signal kills the process
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN if sys.argv[2] == "ignore" else signal.SIG_DFL)
+resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))
+if sys.argv[3] == "model":
+    model.save(sys.argv[1])
+else:
+    dump_svmlight(X, y, sys.argv[1])
+"""
+
+
+@pytest.mark.parametrize("what", ["model", "svmlight"])
+@pytest.mark.parametrize("how", ["ignore", "killed"])
+def test_a_save_killed_part_way_leaves_the_previous_file_intact(tmp_path, what, how):
+    """A save beyond the file-size limit (RLIMIT_FSIZE) fails part-way, by EFBIG or by
+    SIGXFSZ killing the process: the file it was replacing is untouched."""
+    import os
+    import subprocess
+    import sys
+
+    from aucopt.datasets import dump_svmlight, load_svmlight
+
+    X, y = contract_data(1, n=20, d=3)
+    path = tmp_path / ("old.npz" if what == "model" else "old.svm")
+    if what == "model":
+        old = aucopt.get("sam", random_state=0, n_epochs=2).fit(X, y)
+        old.save(path)
+    else:
+        dump_svmlight(X, y, path)
+    content = path.read_bytes()
+    assert len(content) < 4096
+    proc = subprocess.run([sys.executable, "-c", _KILLED_SAVE, str(path), how, what],
+                          capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    if how == "killed":
+        assert proc.returncode == -25, proc.stderr  # SIGXFSZ
+    else:
+        assert proc.returncode == 1 and "File too large" in proc.stderr, proc.stderr
+    assert path.read_bytes() == content
+    if what == "model":
+        np.testing.assert_array_equal(aucopt.load(path).decision_function(X),
+                                      old.decision_function(X))
+    else:
+        np.testing.assert_array_equal(load_svmlight(path)[0].toarray(), X)
+    # only a process killed mid-write leaves its (hidden) temporary file behind
+    left = [p.name for p in tmp_path.iterdir() if p != path]
+    assert len(left) == (1 if how == "killed" else 0), left
+    assert all(name.startswith("." + path.name + ".") for name in left)
+
+
+def test_an_exception_mid_save_leaves_the_previous_file_and_no_temporary(tmp_path,
+                                                                        monkeypatch):
+    from aucopt import _format
+
+    X, y = contract_data(2, n=30, d=4)
+    path = tmp_path / "m.npz"
+    aucopt.get("psam", random_state=0).fit(X, y).save(path)
+    os_mode = path.stat().st_mode
+    content = path.read_bytes()
+
+    def broken(fh, **arrays):
+        fh.write(b"PK partial archive")
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(_format.np, "savez", broken)
+    with pytest.raises(KeyboardInterrupt):
+        aucopt.get("psam", random_state=1).fit(X, y).save(path)
+    assert path.read_bytes() == content and path.stat().st_mode == os_mode
+    assert [p.name for p in tmp_path.iterdir()] == ["m.npz"]
+
+
+def test_no_module_writes_a_file_but_through_atomic_write():
+    """Every file the package writes goes through aucopt._atomic.atomic_write."""
+    import pathlib
+    import re
+
+    package = pathlib.Path(aucopt.__file__).parent
+    writes = re.compile(r"""\bopen\([^)]*["'][wax]b?\+?["']|\.write_(text|bytes)\(|O_CREAT""")
+    found = [f"{p.relative_to(package)}:{i}" for p in package.rglob("*.py")
+             if p.name != "_atomic.py"
+             for i, line in enumerate(p.read_text().splitlines(), 1) if writes.search(line)]
+    assert found == [], found

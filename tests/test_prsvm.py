@@ -6,6 +6,7 @@ import pytest
 import scipy.sparse as sp
 from scipy.optimize import minimize
 
+import aucopt
 from aucopt._kernels import _ranksvm as K
 from aucopt._kernels._rows import RowSource
 from aucopt.learners._prsvm import _exact_step, _Objective, prsvm_fit
@@ -261,3 +262,25 @@ def test_errors_name_the_problem():
     with pytest.raises(TypeError, match="int64"):
         K.rows_combine(RowSource(X), np.zeros(10), np.array([0, 1], dtype=np.int32),
                        np.zeros(3))
+
+
+@pytest.mark.parametrize("name", ["bam", "fbam", "nbam"])
+@pytest.mark.parametrize("params", [{"max_newton": 0}, {"tol": 1.0}, {"tol": 5.0}])
+def test_a_solver_done_before_its_first_step_gives_w_zero(name, params):
+    """max_newton=0, or a tol the start already meets: no Newton step, w = 0 (it used
+    to raise AttributeError '_step_info')."""
+    import warnings
+
+    from aucopt.exceptions import ConstantModelWarning
+    from aucopt.testing import contract_data
+
+    X, y = contract_data(0)
+    extra = {"n_components": 8} if name != "bam" else {}
+    model = aucopt.get(name, **params, **extra, verbose=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConstantModelWarning)
+        model.fit(X, y)
+    assert model.n_passes_ == 0
+    assert model.stop_reason_ == ("max_newton" if "max_newton" in params else "tol")
+    np.testing.assert_array_equal(model.coef_, 0.0)
+    assert "_step_info" not in vars(model) and "_solver" not in vars(model)

@@ -53,6 +53,31 @@ Targets
     round trip either work (finite scores) or raise ``ValueError`` /
     ``FloatingPointError``. Any other exception is a disagreement; a crash is
     a memory error the checks let through.
+``transactions``
+    A random learner, data (rows, width, dense / CSR, scale) and call (``fit``
+    of a fitted model, ``partial_fit`` after a stream of chunks, ``merge``), with
+    a failure injected either at a seam of :data:`aucopt.testing.FAILURE_SEAMS`
+    (a random one, at its 1st-4th reach) or by a SIGALRM timer at a random point
+    of the call's duration (anywhere in the driver's Python code: the kind of
+    point a Ctrl-C hits). Rule: after the failure the model is bit for bit as
+    before -- or, for a timer that fired after the call committed, bit for bit the
+    call's result -- and the call then repeated gives the model of a copy that
+    never failed.
+``merge_weights``
+    ``aucopt.merge`` of two or three fitted parts of each averaging learner with
+    weights from huge (up to the largest double), tiny, subnormal, zero, negative
+    zero, negative, NaN, infinite and random magnitudes. Rule: weights that are
+    not finite numbers >= 0 with a positive sum raise ValueError; any others give
+    the merge with the weights normalised exactly (rational arithmetic), to
+    rounding, a finite model, not all zero when a part with positive weight is not.
+``generator``
+    Model files whose bit-generator state (attribute ``random_state_`` or the
+    ``random_state`` parameter) is one of the five numpy kinds, mutated in its
+    JSON: keys dropped, added or renamed, integers set to boundaries / bools /
+    floats / strings / containers, arrays shortened, grown, zeroed, retyped or
+    replaced, the kind swapped. Rule: ``load`` raises ``ValueError("malformed
+    model file: ...")`` or the model's generator holds exactly the stored state,
+    draws, and the model trains and round-trips.
 """
 import os
 
@@ -81,8 +106,9 @@ import numpy as np  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUT = os.path.join(REPO, "tools", "out")
-sys.path.insert(0, REPO)
-sys.path.insert(1, os.path.join(REPO, "tests"))  # the svmlight reference parser
+# aucopt is imported as installed (or from PYTHONPATH: a sanitized build's tree);
+# only the svmlight target's reference parser comes from the tests
+sys.path.insert(0, os.path.join(REPO, "tests"))
 
 
 class Target(NamedTuple):
@@ -351,9 +377,351 @@ def _use_model(model, X):
     aucopt.load(io.BytesIO(buf.getvalue()))
 
 
+# ---------------------------------------------------------------- transactions target
+
+_CALLS = ("fit", "partial_fit", "partial_fit", "merge")
+
+
+def _learner_names():
+    import aucopt
+    return sorted(n for n, origin in aucopt.available().items() if origin == "built-in")
+
+
+def _transactions_generate(rnd):
+    name = rnd.choice(_learner_names())
+    return b"", {
+        "learner": name, "call": rnd.choice(_CALLS), "seed": rnd.randrange(2 ** 31),
+        "n": rnd.choice([12, 40, 120, 400]), "d": rnd.choice([1, 3, 5, 8, 40, 200]),
+        "sparse": rnd.random() < 0.5, "scale": rnd.choice([1.0, 1.0, 1.0, 1e3, 1e-3]),
+        "chunks": rnd.choice([1, 2, 3]),
+        # a seam (method, before/after, reach) or a timer firing at a random point
+        "mode": rnd.choice(["seam", "seam", "timer"]), "at": rnd.random(),
+    }
+
+
+class _Injected(Exception):
+    pass
+
+
+def _transactions_check(data, options):
+    """Build a model, then run one call with a failure injected; the model must be
+    bit for bit as before, and the same call run afterwards must give the model of
+    a copy that never failed. Returns "rejected" when the model cannot be built or
+    the call fails on its own (both then must leave the model unchanged too)."""
+    import copy
+
+    import scipy.sparse as sp
+
+    import aucopt
+    from aucopt.testing import FAILURE_SEAMS, assert_same_state, fitted_state
+    rnd = random.Random(options["seed"])
+    rng = np.random.default_rng(options["seed"])
+    n, d = options["n"], options["d"]
+    X = rng.standard_normal((n, d)) * options["scale"]
+    X[rng.random((n, d)) > 0.6] = 0.0
+    y = (X[:, 0] + 0.5 * rng.standard_normal(n) > 0).astype(int)
+    y[:2] = [0, 1]
+    X = sp.csr_matrix(X) if options["sparse"] else X
+    name, call = options["learner"], options["call"]
+    cls = type(aucopt.get(name))
+    params = {"random_state": 0} if "random_state" in cls().get_params() else {}
+    if name == "fcbr":
+        params["n_components"] = rnd.choice([4, 16])
+    if call == "partial_fit" and not hasattr(cls, "partial_fit"):
+        call = "fit"
+    if call == "merge" and cls._merge is None:
+        call = "fit"
+    half = max(2, n // 2)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            model = cls(**params)
+            if call == "partial_fit":
+                for part in np.array_split(np.arange(half), options["chunks"]):
+                    model.partial_fit(X[part], y[part], classes=[0, 1])
+            else:
+                model.fit(X[:half], y[:half])
+            other = None
+            if call == "merge":
+                resolved = {k: model.__dict__[k + "_"] for k in cls._auto_params}
+                model = cls(**params, **resolved).fit(X[:half], y[:half])
+                other = cls(**{**params, **resolved, **(
+                    {"random_state": 1} if name == "opaucr" else {})}).fit(X[:half], y[:half])
+    except (ValueError, FloatingPointError):
+        return "rejected"
+    rest = (X[half:], y[half:])
+
+    def run(m):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            if call == "fit":
+                m.fit(*rest)
+            elif call == "partial_fit":
+                m.partial_fit(*rest)
+            else:
+                m.merge(other)
+
+    reference = copy.deepcopy(model)
+    start = time.perf_counter()
+    try:
+        run(reference)
+    except (ValueError, FloatingPointError):
+        reference = None  # the call fails on its own: the model must stay as it was
+    duration = time.perf_counter() - start
+    before = fitted_state(model)
+    seams = [(m, w) for m, w in FAILURE_SEAMS if hasattr(cls, m) and m != "_fit"]
+    method, when = seams[int(options["at"] * len(seams))]
+    reach = 1 + int(options["at"] * 997) % 4
+    saved = cls.__dict__.get(method)
+    original = getattr(cls, method)
+    count = [0]
+
+    def wrapped(*args, **kwargs):
+        if when == "before":
+            count[0] += 1
+            if count[0] == reach:
+                raise _Injected
+        out = original(*args, **kwargs)
+        if when == "after":
+            count[0] += 1
+            if count[0] == reach:
+                raise _Injected
+        return out
+
+    def fire(signum, frame):
+        if frame.f_code is not _transactions_check.__code__:  # not in this harness
+            raise _Injected(traceback.format_stack(frame))
+
+    failed = False
+    if options["mode"] == "seam":
+        setattr(cls, method, wrapped)
+    else:
+        signal.signal(signal.SIGALRM, fire)
+    try:
+        if options["mode"] != "seam":
+            signal.setitimer(signal.ITIMER_REAL, max(1e-6, options["at"] * duration * 1.2))
+        run(model)
+    except _Injected as exc:
+        failed = True
+        where = "".join(exc.args[0][-3:]) if exc.args else f"{method} {when} {reach}"
+    except (ValueError, FloatingPointError):
+        failed, where = True, "its own failure"
+        assert reference is None, "the call failed only with a failure injected elsewhere"
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, signal.SIG_DFL)
+        if saved is None:
+            if method in cls.__dict__:
+                delattr(cls, method)
+        else:
+            setattr(cls, method, saved)
+    if failed:
+        after = fitted_state(model)
+        try:
+            assert_same_state(before, after, f"after a failure at\n{where}")
+        except AssertionError:
+            # an asynchronous interrupt can arrive after the call committed (at the
+            # end of its ``with`` block): then the model must be the whole result
+            if reference is None or options["mode"] == "seam":
+                raise
+            assert_same_state(fitted_state(reference), after, "neither the model before "
+                              f"nor the result of the call, after a failure at\n{where}")
+            return "accepted"
+        if reference is None:
+            return "rejected"
+        run(model)  # again, without the failure
+    else:  # the timer fired after the call, or the seam was not reached that often
+        assert reference is not None, "the call succeeded once and failed once"
+    assert_same_state(fitted_state(reference), fitted_state(model),
+                      "a call after a failed one differs from the call alone")
+    return "accepted"
+
+
+# ---------------------------------------------------------------- merge weights target
+
+_PARTS = {}  # learner name -> three fitted models of one merge (filled by _merge_setup)
+_WEIGHTS = [1e308, 1.7976931348623157e308, 8.98846567431158e307, 1e300, 1e-300,
+            2.2250738585072014e-308, 1e-310, 5e-324, 0.0, -0.0, 1.0, 3.0, 0.1,
+            float("nan"), float("inf"), -1.0, -5e-324]
+
+
+def _merge_setup():
+    import aucopt
+    from aucopt.testing import contract_data
+    for name in _learner_names():
+        cls = type(aucopt.get(name))
+        # the learners on a feature map merge only models of one map: not parts
+        if cls._merge != "average" or getattr(cls, "_map_class", None) is not None:
+            continue
+        X, y = contract_data(11, n=120, d=6)
+        params = {"random_state": 0} if "random_state" in cls().get_params() else {}
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            first = cls(**params).fit(X[:40], y[:40])
+            params.update({k: first.__dict__[k + "_"] for k in cls._auto_params})
+            parts = [cls(**params).fit(X[i:i + 40], y[i:i + 40]) for i in (0, 40, 80)]
+        _PARTS[name] = parts
+
+
+def _merge_generate(rnd):
+    k = rnd.choice([2, 3])
+    weights = [rnd.choice(_WEIGHTS) if rnd.random() < 0.8 else
+               rnd.uniform(0, 10) * 10.0 ** rnd.randint(-320, 308) for _ in range(k)]
+    return b"", {"learner": rnd.choice(sorted(_PARTS)),
+                 "weights": [repr(w) for w in weights]}
+
+
+def _merge_check(data, options):
+    """Weights that are not finite numbers >= 0 with a positive sum must be refused;
+    any others must give the merge with the exactly normalised weights (rational
+    arithmetic), to rounding, with a finite model."""
+    from fractions import Fraction
+
+    import aucopt
+    weights = [float(w) for w in options["weights"]]
+    parts = _PARTS[options["learner"]][:len(weights)]
+    valid = all(np.isfinite(w) and w >= 0 for w in weights) and any(w > 0 for w in weights)
+    try:
+        merged = aucopt.merge(parts, weights=weights)
+    except ValueError:
+        assert not valid, "valid weights refused"
+        return "rejected"
+    assert valid, "invalid weights accepted"
+    exact = [Fraction(w) for w in weights]
+    normal = [float(w / sum(exact)) for w in exact]
+    expected = aucopt.merge(parts, weights=normal)
+    assert np.isfinite(merged.coef_).all(), "non-finite merged model"
+    scale = max(np.abs(p.coef_).max() for p in parts)
+    np.testing.assert_allclose(merged.coef_, expected.coef_, rtol=1e-12, atol=1e-12 * scale)
+    if any(np.abs(p.coef_).max() > 0 for p, w in zip(parts, weights) if w > 0):
+        assert np.abs(merged.coef_).max() > 0, "merged model is all zero"
+    return "accepted"
+
+
+# ---------------------------------------------------------------- generator-state target
+
+_GEN_MODELS = {}  # learner name -> (saved model bytes) of learners holding a Generator
+
+
+def _generator_setup():
+    import aucopt
+    from aucopt.testing import contract_data
+    X, y = contract_data(0)
+    for name in ("sam", "oam_seq", "opaucr", "spam"):
+        buf = io.BytesIO()
+        aucopt.get(name, random_state=0).fit(X, y).save(buf)
+        _GEN_MODELS[name] = buf.getvalue()
+
+
+_GEN_ODD = [0, 1, -1, 4, 5, 623, 624, 625, 2 ** 32 - 1, 2 ** 32, 2 ** 63, 2 ** 64 - 1,
+            2 ** 64, 2 ** 128 - 1, 2 ** 128, -2 ** 127, True, False, 1.5, 1e300,
+            float("nan"), "1", "", None, [], {}, [1, 2], {"__array__": [1], "dtype": "uint64"}]
+
+
+def _mutate_state(rnd, obj, ops):
+    """One random edit somewhere inside a JSON bit-generator state."""
+    if isinstance(obj, dict) and "__array__" in obj and rnd.random() < 0.7:
+        values = obj["__array__"]
+        op = rnd.randrange(6)
+        if op == 0:
+            obj["__array__"] = values[:rnd.randrange(len(values) + 1)]
+        elif op == 1:
+            obj["__array__"] = values + [rnd.choice(_GEN_ODD[:16])] * rnd.randint(1, 3)
+        elif op == 2 and values:
+            values[rnd.randrange(len(values))] = rnd.choice(_GEN_ODD)
+        elif op == 3:
+            obj["dtype"] = rnd.choice(["uint8", "uint32", "uint64", "int64", "float64",
+                                       "object", "<U3", "bogus", 7])
+        elif op == 4:
+            obj["__array__"] = [0] * len(values)
+        else:
+            obj["__array__"] = rnd.choice(_GEN_ODD)
+        ops.append(f"array op {op}")
+        return
+    if isinstance(obj, dict) and obj:
+        key = rnd.choice(sorted(obj, key=str))
+        op = rnd.randrange(5)
+        if op == 0:
+            del obj[key]
+            ops.append(f"drop {key}")
+        elif op == 1:
+            obj[key + "x" if rnd.random() < 0.5 else "extra"] = rnd.choice(_GEN_ODD)
+            ops.append(f"add beside {key}")
+        elif op == 2 and isinstance(obj[key], (dict, list)):
+            ops.append(f"into {key}")
+            _mutate_state(rnd, obj[key], ops)
+        elif op == 3 and key == "bit_generator":
+            obj[key] = rnd.choice(["PCG64", "PCG64DXSM", "Philox", "SFC64", "MT19937",
+                                   "pcg64", "Generator", "", None])
+            ops.append(f"bit_generator {obj[key]}")
+        else:
+            obj[key] = rnd.choice(_GEN_ODD)
+            ops.append(f"set {key}")
+    elif isinstance(obj, list) and obj:
+        obj[rnd.randrange(len(obj))] = rnd.choice(_GEN_ODD)
+        ops.append("list item")
+
+
+def _generator_generate(rnd):
+    from aucopt._format import to_json
+    name = rnd.choice(sorted(_GEN_MODELS))
+    with np.load(io.BytesIO(_GEN_MODELS[name])) as npz:
+        arrays = {k: npz[k] for k in npz.files}
+    meta = json.loads(arrays.pop(_META).tobytes())
+    kind = rnd.choice(["PCG64", "PCG64DXSM", "Philox", "SFC64", "MT19937"])
+    state = to_json(np.random.Generator(getattr(np.random, kind)(rnd.randrange(2 ** 32))),
+                    "g")["__generator__"]
+    ops = [kind]
+    for _ in range(rnd.choice([0, 1, 1, 1, 2, 3])):
+        _mutate_state(rnd, state, ops)
+    where = "random_state" if rnd.random() < 0.15 else "random_state_"
+    (meta["params"] if where == "random_state" else meta["attributes"])[where] = {
+        "__generator__": state}
+    arrays[_META] = np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)
+    buf = io.BytesIO()
+    np.savez(buf, **arrays)
+    return buf.getvalue(), {"learner": name, "ops": ops, "where": where}
+
+
+def _generator_check(data, options):
+    """``load`` raises ValueError("malformed model file: ...") or gives a model whose
+    generator holds exactly the stored state, draws, trains on and round-trips."""
+    import aucopt
+    from aucopt._format import to_json
+    try:
+        model = aucopt.load(io.BytesIO(data))
+    except ValueError as exc:
+        assert str(exc).startswith("malformed model file: "), str(exc)
+        return "rejected"
+    with np.load(io.BytesIO(data)) as npz:
+        meta = json.loads(npz[_META].tobytes())
+    section = meta["params"] if options["where"] == "random_state" else meta["attributes"]
+    stored = section[options["where"]]
+    gen = getattr(model, options["where"])
+    if isinstance(gen, np.random.Generator):
+        assert to_json(gen, "g") == stored, "the loaded generator's state differs"
+        gen.random(3)
+    from aucopt.testing import contract_data
+    X, y = contract_data(1)
+    try:
+        if options["where"] == "random_state":
+            model.fit(X, y)
+        model.partial_fit(X, y)
+    except (ValueError, FloatingPointError):
+        pass
+    buf = io.BytesIO()
+    model.save(buf)
+    again = aucopt.load(io.BytesIO(buf.getvalue()))
+    np.testing.assert_array_equal(again.decision_function(X), model.decision_function(X))
+    return "accepted"
+
+
 TARGETS = {
     "svmlight": Target(_svmlight_generate, _svmlight_check, _svmlight_setup),
     "model": Target(_model_generate, _model_check, _model_setup),
+    "transactions": Target(_transactions_generate, _transactions_check),
+    "merge_weights": Target(_merge_generate, _merge_check, _merge_setup),
+    "generator": Target(_generator_generate, _generator_check, _generator_setup),
 }
 
 

@@ -17,6 +17,7 @@ import zlib
 import numpy as np
 import scipy.sparse as sp
 
+from aucopt._atomic import atomic_write
 from aucopt._kernels import _svmlight as _kernel
 
 __all__ = ["load_svmlight", "iter_svmlight", "dump_svmlight", "choose_index_dtype"]
@@ -541,8 +542,9 @@ def dump_svmlight(X, y, f, zero_based=False, comment=None):
     y : array-like of shape (n_samples,)
         One numeric label per row.
     f : str, os.PathLike or binary file object
-        Destination path (overwritten; written uncompressed whatever the
-        extension) or a file object opened in binary mode.
+        Destination path (replaced atomically: a failed write leaves the previous
+        file intact; written uncompressed whatever the extension) or a file object
+        opened in binary mode.
     zero_based : bool, default=False
         Write indices starting at 0 (``True``) or 1 (``False``, the LIBSVM
         convention).
@@ -601,7 +603,7 @@ def dump_svmlight(X, y, f, zero_based=False, comment=None):
     text = ("\n".join(lines) + "\n").encode("utf-8") if lines else b""
 
     if isinstance(f, (str, os.PathLike)):
-        with open(f, "wb") as fh:
+        with atomic_write(f) as fh:
             fh.write(text)
     elif hasattr(f, "write"):
         f.write(text)

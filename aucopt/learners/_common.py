@@ -15,12 +15,13 @@ import numpy as np
 
 from aucopt._kernels._weights import ElasticNetWeights, Weights
 from aucopt._state import Array, Scalar
-from aucopt.validation import check_count, check_positive, check_seed, row_scale, row_source
+from aucopt.validation import (check_count, check_positive, check_seed, check_state_bytes,
+                               row_scale, row_source)
 
 __all__ = ["WeightsModel", "ElasticNetModel", "weights_state", "settle", "writable",
            "EPOCH_PARAMS", "check_epochs", "SHUFFLE_PARAMS", "check_shuffle",
            "auto_or_positive", "merge_doc", "AVERAGED_WEIGHTS", "WEIGHTED_AVERAGES",
-           "search_scale", "auto_value"]
+           "search_scale", "auto_value", "check_state_size"]
 
 # A pass of at least d / SETTLE_RATIO steps folds the weight vector's scale at its
 # end: the O(d) fold is then amortised over the pass's O(nnz) steps.
@@ -137,6 +138,32 @@ def merge_doc(kind, what):
     return "\n" + textwrap.fill(text, 84, initial_indent="    ", subsequent_indent="    ")
 
 
+def check_state_size(learner, n_features, work_vectors=None):
+    """Refuse, before anything is allocated, a model on ``n_features`` features
+    (the learner's own space) whose declared state of ``d`` rows plus
+    ``work_vectors`` float64 work vectors of length ``d`` (solver vectors, scratch
+    rows; default: the learner's ``_work_vectors()``, else 1) would exceed
+    ``max_state_bytes`` (the default cap where the learner has no such parameter).
+    A CSR matrix of 2^31 columns and a handful of nonzeros would otherwise
+    allocate (or abort on) tens of GiB."""
+    if work_vectors is None:
+        count = getattr(learner, "_work_vectors", None)
+        work_vectors = count() if count is not None else 1
+    total = 8 * n_features * work_vectors
+    for field in type(learner)._state_spec().values():
+        shape = getattr(field, "shape", ())
+        if field.kind == "array" and "d" in shape and all(
+                s == "d" or isinstance(s, int) for s in shape):
+            total += field.dtype.itemsize * math.prod(
+                n_features if s == "d" else s for s in shape)
+    own = "max_state_bytes" in learner.get_params()
+    check_state_bytes(total, f"{type(learner).__name__}'s state ({n_features} features)",
+                      learner.max_state_bytes if own else None,
+                      "its arrays are dense in the columns of X whatever their nonzeros: "
+                      "drop the columns no row uses (re-index the features)"
+                      + (", or raise max_state_bytes" if own else ""))
+
+
 class _CoefFromState:
     """``coef_`` computed from the state on first access (read-only, cached)."""
 
@@ -168,6 +195,7 @@ class WeightsModel(_CoefFromState):
     _averaged = False
 
     def _init_weights(self, n_features, columns=None):
+        check_state_size(self, n_features)
         self.weights_ = np.zeros((n_features, columns or self._columns))
         self.weights_scale_ = 1.0
         self.weights_vsq_ = 0.0
@@ -275,6 +303,7 @@ class ElasticNetModel(_CoefFromState):
     }
 
     def _init_weights(self, n_features):
+        check_state_size(self, n_features)
         self.weights_ = ElasticNetWeights.fresh(n_features)
         self.weights_P_ = 1.0
         self.weights_R_ = 0.0

@@ -133,6 +133,10 @@ class BAM(WeightsModel, BaseLearner):
         self._init_weights(n_features)
         self.intercept_ = 0.0
 
+    def _work_vectors(self):
+        # the solver's w, gradients and X^T scratch; CG's s, r, p and H p
+        return 8
+
     def _prepare(self, rows, y):
         n_pos, n_neg = int((y > 0).sum()), int((y < 0).sum())
         scale = 1.0 / n_pos + 1.0 / n_neg if self.C_scaling == "per_class" else 1.0
@@ -146,12 +150,12 @@ class BAM(WeightsModel, BaseLearner):
         self._init_state(rows.n_features)
         self._resolve_auto(rows)
         self._prepare(rows, y)
-        index = 0
+        self.n_passes_ = 0  # the start may already meet the stopping rule (or max_newton=0)
         while not self._solver.done:
-            self._run_pass(rows, y, index)
-            index += 1
+            self._run_pass(rows, y, self.n_passes_)
         self.stop_reason_ = self._solver.stop
-        del self._solver, self._step_info
+        del self._solver
+        self.__dict__.pop("_step_info", None)
 
     def _pass(self, rows, y, index):
         solver = self._solver

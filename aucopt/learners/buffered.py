@@ -208,6 +208,9 @@ class _Buffered(WeightsModel, OnlineMixin, BaseLearner):
         buffered row."""
         return (2, n_features)
 
+    def _work_vectors(self):
+        return self._scratch_shape(1)[0]
+
     def _scratch(self, shape):
         """A zeroed work array kept between calls (not state): no O(d) allocation
         per call. The kernel leaves it zero (also when interrupted)."""
@@ -738,6 +741,8 @@ class CBR(_ConfidenceWeighted):
     def _rule(self, w, scratch):
         d = self._model_features()
         limit = 0 if self._tx.fresh else int(PENDING_SHARE * d * d / (d + 1))
+        if not self._tx.fresh and limit == 0:  # too small for one pending term: copy it
+            self._copy_covariance()
         return CbrFull(w, self.covariance_, scratch, self._scw(),
                        printed=self._printed(), n_updates=self.n_updates_,
                        pending_limit=limit, on_limit=self._copy_covariance)

@@ -24,7 +24,7 @@ from aucopt.features import (AUTO_COMPONENTS, KMeansNystroem, Nystroem, RandomFo
 from aucopt.learners.batch import BAM
 from aucopt.learners.buffered import CBR, _BufferOGD
 from aucopt.learners.stochastic import ASAM, PSAM
-from aucopt.validation import finite_rows, order_stream
+from aucopt.validation import check_state_bytes, finite_rows, order_stream
 
 __all__ = ["NBAM", "FBAM", "NASAM", "FASAM", "NPSAM", "FCBR", "FOAM", "NOAM"]
 
@@ -689,6 +689,11 @@ class NOAM(_Mapped, _BufferOGD):
     def _fit_map(self, X, y, stream):
         """Phase 1: collect the landmarks, build their map and the starting ``w``
         (on ``fit``'s rows in a random order with ``shuffle``, a chunk as given)."""
+        held = int(self.n_landmarks) + 2 * int(self.buffer_size) + 1  # dense rows held
+        check_state_bytes(8 * held * X.shape[1], f"NOAM's first phase ({held} dense rows of "
+                          f"{X.shape[1]} features)", self.max_state_bytes,
+                          "lower n_landmarks or buffer_size, drop the columns no row uses, "
+                          "or raise max_state_bytes")
         fmap = self._new_map()
         bandwidth = fmap._bandwidth(X)
         eta = 1.0 if self.eta == "auto" else float(self.eta)

@@ -35,8 +35,8 @@ from aucopt._state import Array, Generator, Scalar
 from aucopt.base import BaseLearner
 from aucopt.learners._common import (AVERAGED_WEIGHTS, EPOCH_PARAMS, SHUFFLE_PARAMS,
                                      WeightsModel, auto_or_positive, auto_value, check_epochs,
-                                     check_shuffle, merge_doc, search_scale, settle,
-                                     weights_state)
+                                     check_shuffle, check_state_size, merge_doc,
+                                     search_scale, settle, weights_state)
 from aucopt.learners._objectives import mean_pair_square
 from aucopt.learners._fsauc_core import fsauc_fit
 from aucopt.learners.square import _Streaming, class_sum_state, open_class_sums, tail_doc
@@ -548,6 +548,8 @@ class SPDAM(BaseLearner):
         return H, bvec
 
     def _init_state(self, n_features):
+        # work: class sums and means (2 d each), bvec, wbar, u, dx
+        check_state_size(self, n_features, 8)
         self.coef_ = np.zeros(n_features)
         self.intercept_ = 0.0
         self.n_iter_ = 0
@@ -736,6 +738,10 @@ class FSAUC(WeightsModel, BaseLearner):
     def _init_state(self, n_features):
         self._init_weights(n_features)
         self.intercept_ = 0.0
+
+    def _work_vectors(self):
+        # the stage's centre, the solver's iterate and average, class sums
+        return 6
 
     def _pass(self, rows, y, index):
         w, info = fsauc_fit(rows, y, R=self.R_, G=self.G, n_passes=int(self.n_passes),

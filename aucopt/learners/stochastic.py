@@ -165,6 +165,10 @@ class _PairwiseSGD(OnlineMixin, BaseLearner):
             return threads
         return 1
 
+    def _work_vectors(self):
+        # a dense scratch row per thread of a pass
+        return n_threads(getattr(self, "n_jobs", None))
+
     def _progress(self):
         return f"steps {self.t_}, "
 
