@@ -12,6 +12,7 @@ import lzma
 import os
 import random
 import tempfile
+import threading
 import tracemalloc
 
 import numpy as np
@@ -622,6 +623,52 @@ def test_iter_options_are_checked_when_called():
         iter_svmlight(_ReadOnly(b"1 1:1\n"), n_features=3)
     with pytest.raises(TypeError, match="'rb'"), open(__file__) as fh:
         iter_svmlight(fh, n_features=3, zero_based=False)
+
+
+def _written_in_thread(path, data):
+    """Write ``data`` to the pipe or FIFO ``path`` from a thread (opening a FIFO
+    blocks until a reader opens it too); returns the thread."""
+    def write():
+        with open(path, "wb") as fh:
+            fh.write(data)
+
+    thread = threading.Thread(target=write, daemon=True)
+    thread.start()
+    return thread
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs POSIX FIFOs")
+def test_iter_read_once_paths(tmp_path):
+    """A FIFO or a pipe named by path (as /dev/stdin is) can be read once: a second
+    pass (n_features or zero_based inferred) is refused when called, never
+    answered with no rows or a hang; with both given the rows are read in one pass."""
+    text = _sample_text(30)
+    X, y = load_svmlight(text, zero_based=False)
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    read_end, write_end = os.pipe()
+    try:
+        for path in (fifo, f"/dev/fd/{read_end}"):
+            with pytest.raises(ValueError, match="not a regular file.*n_features"):
+                iter_svmlight(path)
+            with pytest.raises(ValueError, match="not a regular file"):
+                iter_svmlight(path, n_features=X.shape[1])
+        thread = _written_in_thread(fifo, text)
+        chunks = list(iter_svmlight(fifo, 7, n_features=X.shape[1], zero_based=False))
+        thread.join(timeout=10)
+        assert not thread.is_alive()
+        assert (sp.vstack([C for C, _ in chunks]) != X).nnz == 0
+        assert np.array_equal(np.concatenate([t for _, t in chunks]), y)
+        thread = _written_in_thread(f"/dev/fd/{write_end}", text)
+        thread.join(timeout=10)
+        os.close(write_end)
+        write_end = None
+        X_pipe, y_pipe = load_svmlight(f"/dev/fd/{read_end}", zero_based=False)
+        assert (X_pipe != X).nnz == 0 and np.array_equal(y_pipe, y)
+    finally:
+        os.close(read_end)
+        if write_end is not None:
+            os.close(write_end)
 
 
 def test_iter_corner_cases():

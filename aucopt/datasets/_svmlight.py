@@ -11,6 +11,7 @@ import io
 import lzma
 import numbers
 import os
+import stat
 import sys
 import zlib
 
@@ -67,7 +68,8 @@ class _Source:
     ``f`` is a path (plain, or gzip / bzip2 / xz compressed, recognised by
     extension or magic bytes), a bytes-like object or a binary file object.
     ``rereadable`` tells whether :meth:`blocks` may run more than once
-    (paths, bytes and seekable file objects).
+    (paths of regular files, bytes and seekable file objects; not a pipe, a
+    FIFO or a device such as ``/dev/stdin``, which can be read once).
     """
 
     def __init__(self, f):
@@ -94,7 +96,21 @@ class _Source:
 
     @property
     def rereadable(self):
+        if self._path is not None:
+            try:
+                return stat.S_ISREG(os.stat(self._path).st_mode)
+            except OSError:  # reported when the path is opened
+                return True
         return self._file is None or self._start is not None
+
+    def read_once_error(self):
+        """The ValueError for a second pass over input that can be read once."""
+        what = ("the file object is not seekable" if self._path is None else
+                f"{self.name} is not a regular file (a pipe, FIFO or device, not seekable)")
+        return ValueError(
+            "iter_svmlight needs a second pass over the file to infer n_features or "
+            f"zero_based='auto', but {what}; pass n_features and zero_based=True or "
+            "False to read it in one pass (or load it whole with load_svmlight)")
 
     def blocks(self):
         """Yield memoryviews of consecutive blocks of whole lines (the last may lack its newline).
@@ -459,8 +475,10 @@ def iter_svmlight(f, chunk_size=50_000, n_features=None, zero_based="auto",
     Raises
     ------
     ValueError
-        Bad options, or a non-seekable file object that would need the
-        extra pass described below: raised by the call. Malformed input
+        Bad options, or input that can be read only once (a non-seekable
+        file object, or a path to a pipe, FIFO or device such as
+        ``/dev/stdin``) that would need the extra pass described below:
+        raised by the call. Malformed input
         (``line N: ...``) or a truncated or corrupt compressed file: raised
         when iteration reaches it (during the extra pass, or after yielding
         the chunks before it).
@@ -493,11 +511,7 @@ def iter_svmlight(f, chunk_size=50_000, n_features=None, zero_based="auto",
     source = _Source(f)
     two_pass = n_features is None or zero_based == "auto"
     if two_pass and not source.rereadable:
-        raise ValueError(
-            "iter_svmlight needs a second pass over the file to infer n_features or "
-            "zero_based='auto', but the file object is not seekable; pass n_features "
-            "and zero_based=True or False to read it in one pass"
-        )
+        raise source.read_once_error()
     return _iter_chunks(source, int(chunk_size), n_features, zero_based, dtype, two_pass)
 
 
