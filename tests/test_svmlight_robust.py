@@ -691,6 +691,63 @@ def test_line_longer_than_a_block():
     assert X.indices[1:3000].tolist() == list(range(2999))
 
 
+def _traced_peak(read):
+    """``(read(), peak of Python allocations during it)``."""
+    tracemalloc.start()
+    try:
+        out = read()
+        return out, tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+@pytest.mark.parametrize("container", ["bz2", "stream"])
+def test_a_long_line_costs_its_rows_not_its_text(tmp_path, container):
+    """A line far longer than a block is parsed token by token as it is read: a
+    4 MB comment, a 4 MB run of blanks or 4 MB of repeated pairs hold about one
+    block of text (a 256 MiB line of each peaked at 785 MiB before, 6 MiB after)."""
+    lines = {"comment": b"1 1:1 # " + b"x" * (4 << 20) + b"\n-1 2:1\n",
+             "blanks": b"1 1:1" + b" " * (4 << 20) + b"2:1\n-1 2:1\n",
+             "duplicates": b"1 " + b"1:1 " * (1 << 20) + b"\n"}
+    for kind, text in lines.items():
+        path = tmp_path / f"{kind}.svm.bz2"
+        path.write_bytes(bz2.compress(text))
+        source = path if container == "bz2" else bz2.open(path, "rb")
+        with reader_sizes(64 << 10):
+            if kind == "duplicates":
+                with pytest.raises(ValueError, match="line 1: feature index 1 appears more"):
+                    _traced_peak(lambda: load_svmlight(source))
+                continue
+            (X, y), peak = _traced_peak(lambda: load_svmlight(source))
+        assert y.tolist() == [1.0, -1.0] and X.nnz == 1 + (kind == "blanks") + 1
+        assert peak < 1 << 20, (kind, peak)
+
+
+def test_tokens_are_at_most_max_token_bytes(monkeypatch):
+    monkeypatch.setattr(_svmlight, "_MAX_TOKEN", 1 << 12)
+    with reader_sizes(1 << 10):
+        X, _ = load_svmlight(io.BytesIO(b"1 1:" + b"0" * 4000 + b"1 2:2\n"))
+        assert X.toarray().tolist() == [[1.0, 2.0]]
+        with pytest.raises(ValueError, match="line 2: a token of more than 4096 bytes"):
+            load_svmlight(io.BytesIO(b"1 1:1\n1 1:" + b"0" * 5000 + b"1 2:2\n"))
+
+
+def test_rows_cut_by_partial_blocks_equal_whole_rows():
+    """Rows, label-only lines, comments and int64 indices split anywhere by small
+    buffers read as from one block (also in chunks)."""
+    text = (b"# head\n1 3:1 1:2 qid:4 2:3 # tail\n-1\n\n2 4:0.5 3000000000:1\n"
+            + b"1 " + b" ".join(b"%d:%d" % (i, i) for i in range(900, 0, -1)) + b" \n"
+            + b"-1 5:5")
+    X, y = load_svmlight(text)
+    for block in (1, 2, 3, 7, 64):
+        with reader_sizes(block, 2):
+            Xb, yb = load_svmlight(io.BytesIO(text))
+            chunks = list(iter_svmlight(io.BytesIO(text), 2))
+        assert (Xb != X).nnz == 0 and np.array_equal(yb, y)
+        assert np.array_equal(np.concatenate([c[1] for c in chunks]), y)
+        assert (sp.vstack([c[0] for c in chunks]) != X).nnz == 0
+
+
 def test_compressed_newlines_are_never_held_whole(tmp_path):
     # a small bz2 file expanding to 32 MB: the reader holds one block, not the text
     path = tmp_path / "newlines.svm.bz2"

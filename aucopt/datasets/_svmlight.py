@@ -3,7 +3,8 @@
 The reader streams: the file is read in blocks of about a megabyte that end at
 a line end and each block is parsed into growable CSR buffers
 (:class:`aucopt._kernels._svmlight.Parser`), so no more than one block of the
-(decompressed) text is held at a time.
+(decompressed) text is held at a time. A line longer than a block is parsed
+token by token as it is read (tokens of at most a megabyte).
 """
 import bz2
 import gzip
@@ -26,6 +27,7 @@ _INT32_MAX = np.iinfo(np.int32).max
 _E = _kernel.ERROR_CODES
 MAX_INDEX = _kernel.MAX_INDEX  # largest feature index a file may contain: 2**62 - 1
 _BLOCK_SIZE = 1 << 20  # bytes read (and parsed) at a time
+_MAX_TOKEN = 1 << 20  # longest token (label, index:value) read
 _FIRST_CAPACITY = (1024, 16384)  # rows, stored entries a parser starts with (grows 1.5x)
 _ALL_ROWS = sys.maxsize
 
@@ -113,10 +115,14 @@ class _Source:
             "False to read it in one pass (or load it whole with load_svmlight)")
 
     def blocks(self):
-        """Yield memoryviews of consecutive blocks of whole lines (the last may lack its newline).
+        """Yield ``(view, partial)``: memoryviews of consecutive blocks of whole lines
+        (the last may lack its newline), or with ``partial`` the start of a line
+        longer than the buffer.
 
-        Blocks hold about ``_BLOCK_SIZE`` bytes (more for a longer line). A
-        view is only valid until the next block is requested.
+        Blocks hold about ``_BLOCK_SIZE`` bytes. After a partial block the
+        generator must be sent the number of its bytes the parser consumed; the
+        rest is the start of the next block. A view is only valid until the next
+        block is requested.
         """
         block_size = _BLOCK_SIZE
         if self._passes and self._file is not None:
@@ -164,37 +170,45 @@ def _memory_blocks(data, block_size):
                     or n)
         else:
             stop = n
-        yield view[start:stop]
+        yield view[start:stop], False
         start = stop
 
 
 def _stream_blocks(stream, head, block_size, kind, name):
-    """Blocks of whole lines read from ``stream``, starting with the bytes ``head``.
+    """Blocks of whole lines read from ``stream``, starting with the bytes ``head``
+    (see :meth:`_Source.blocks`).
 
-    The incomplete last line of a read is carried to the front of the next
-    one; a line longer than the buffer doubles it. ``kind`` names the
-    compression, whose errors become a ValueError naming the file.
+    The incomplete last line of a read is carried to the front of the next one. A
+    line that fills the buffer is handed over as a partial block, whose complete
+    tokens the parser consumes, so that a long line costs no more memory than
+    its rows (a token longer than the buffer doubles it, up to ``_MAX_TOKEN``).
+    ``kind`` names the compression, whose errors become a ValueError naming the
+    file.
     """
     buf = bytearray(max(block_size, 2 * len(head)))
     buf[:len(head)] = head
     filled = len(head)
     while True:
-        if filled == len(buf):
-            bigger = bytearray(2 * len(buf))
-            bigger[:filled] = buf
-            buf = bigger
+        if filled == len(buf):  # one line fills the buffer
+            consumed = yield memoryview(buf)[:filled], True
+            if consumed:
+                buf[:filled - consumed] = buf[consumed:filled]
+                filled -= consumed
+            else:  # a token as long as the buffer (the parser checked its length)
+                bigger = bytearray(2 * len(buf))
+                bigger[:filled] = buf
+                buf = bigger
         n = _read_into(stream, memoryview(buf)[filled:], kind, name)
         if not n:
             break
         end = filled + n
         cut = buf.rfind(b"\n", filled, end) + 1  # the carried part holds no newline
         if cut:
-            yield memoryview(buf)[:cut]
+            yield memoryview(buf)[:cut], False
             buf[:end - cut] = buf[cut:end]
             end -= cut
         filled = end
-    if filled:
-        yield memoryview(buf)[:filled]
+    yield memoryview(buf)[:filled], False  # also when empty: a row left open ends
 
 
 def _read_into(stream, view, kind, name):
@@ -321,15 +335,26 @@ def _feed(source, parser, n_features, zero_based, chunk_rows=_ALL_ROWS):
 
     The consumer takes the rows (:meth:`Parser.take`) at each yield.
     """
-    for block in source.blocks():
+    blocks, consumed = source.blocks(), None
+    while True:
+        try:
+            block, partial = blocks.send(consumed)
+        except StopIteration:
+            break
         pos = 0
         while True:
-            pos = parser.feed(block, pos, chunk_rows)
+            pos = parser.feed(block, pos, chunk_rows, partial)
             if parser.code:
                 raise _parse_error(parser, n_features, zero_based)
             if parser.rows < chunk_rows:
                 break
             yield
+        if partial and not pos and len(block) >= _MAX_TOKEN:
+            head = bytes(block[:40]).decode("utf-8", errors="replace")
+            raise ValueError(f"line {parser.line}: a token of more than {_MAX_TOKEN} bytes "
+                             f"(starting {head!r}); labels, indices and values are "
+                             "numbers of a few characters")
+        consumed = pos
     yield
 
 
@@ -422,7 +447,8 @@ def load_svmlight(f, n_features=None, zero_based="auto", dtype=np.float64):
     Numbers are converted exactly as ``float(token)`` converts them. The file
     is read and parsed in blocks of about a megabyte, so the memory used is
     that of the returned arrays plus one block, whatever the size of the
-    (decompressed) text.
+    (decompressed) text and of its lines (a line longer than a block is parsed
+    token by token; a token of more than a megabyte is a ValueError).
 
     Examples
     --------
