@@ -671,6 +671,34 @@ def test_iter_read_once_paths(tmp_path):
             os.close(write_end)
 
 
+@pytest.mark.parametrize("compress", [gzip.compress, bz2.compress, lzma.compress])
+def test_compressed_data_through_a_pipe_path(compress):
+    """Compression recognised by magic bytes on a path that can be read once (a
+    pipe as /dev/stdin): the bytes read to recognise it are decompressed with the
+    rest of the same file, which is opened once (they used to be lost: no rows)."""
+    text = _sample_text(40)
+    X, y = load_svmlight(text, zero_based=False)
+    for read in (lambda path: [load_svmlight(path, zero_based=False)],
+                 lambda path: list(iter_svmlight(path, 9, n_features=X.shape[1],
+                                                 zero_based=False))):
+        read_end, write_end = os.pipe()
+        data = compress(text)
+
+        def write():
+            with os.fdopen(write_end, "wb") as fh:  # closing it ends the pipe
+                fh.write(data)
+
+        thread = threading.Thread(target=write, daemon=True)
+        thread.start()
+        try:
+            chunks = read(f"/dev/fd/{read_end}")
+        finally:
+            thread.join(timeout=10)
+            os.close(read_end)
+        assert (sp.vstack([C for C, _ in chunks]) != X).nnz == 0
+        assert np.array_equal(np.concatenate([t for _, t in chunks]), y)
+
+
 def test_iter_corner_cases():
     assert list(iter_svmlight(b"# only a comment\n\n")) == []
     (X, y), = iter_svmlight(b"1 1:2\n", dtype=np.float32)

@@ -134,8 +134,8 @@ class _Source:
             kind = next((k for cls, k in _STREAM_KINDS if isinstance(self._file, cls)), None)
             yield from _stream_blocks(self._file, b"", block_size, kind, self.name)
         else:
-            stream, head, kind = _open_path(self._path)
-            with stream:
+            stream, head, kind, fh = _open_path(self._path)
+            with fh, stream:
                 yield from _stream_blocks(stream, head, block_size, kind, self.name)
 
 
@@ -145,18 +145,43 @@ def _text_mode_error():
 
 
 def _open_path(path):
-    """``(binary stream, bytes already read from it, compression name or None)``."""
+    """``(binary stream, bytes already read from it, compression name or None, file)``;
+    ``file`` is the opened path, to be closed with the stream.
+
+    The path is opened once: a pipe, a FIFO or ``/dev/stdin`` can be read once,
+    so compressed data recognised by its magic bytes are decompressed from the
+    bytes read, then the rest of the same file.
+    """
     ext = os.path.splitext(os.fsdecode(path))[1].lower()
     if ext in _COMPRESSED:
         opener, kind = _COMPRESSED[ext]
-        return opener(path, "rb"), b"", kind
+        stream = opener(path, "rb")
+        return stream, b"", kind, stream
     fh = open(path, "rb")  # FileNotFoundError propagates as is
     head = fh.read(6)
     for magic, (opener, kind) in _MAGIC:
         if head.startswith(magic):
-            fh.close()
-            return opener(path, "rb"), b"", kind
-    return fh, head, None
+            return opener(_Prefixed(head, fh), "rb"), b"", kind, fh
+    return fh, head, None, fh
+
+
+class _Prefixed(io.RawIOBase):
+    """A binary stream: the bytes ``head``, then the rest of the file ``fh``."""
+
+    def __init__(self, head, fh):
+        super().__init__()
+        self._head, self._fh = head, fh
+
+    def readable(self):
+        return True
+
+    def readinto(self, view):
+        if self._head:
+            n = min(len(view), len(self._head))
+            view[:n] = self._head[:n]
+            self._head = self._head[n:]
+            return n
+        return self._fh.readinto(view)
 
 
 def _memory_blocks(data, block_size):
