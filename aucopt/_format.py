@@ -30,6 +30,9 @@ FORMAT_NAME = "aucopt-model"
 FORMAT_VERSION = 2
 META = "__aucopt_meta__"
 _MAX_META_BYTES = 16 * 2**20
+# member compressions read: zipfile inflates these in bounded steps, so reading an
+# array decompresses no more than its declared size
+_COMPRESSIONS = (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED)
 _BIT_GENERATORS = ("PCG64", "PCG64DXSM", "Philox", "SFC64", "MT19937")
 
 
@@ -251,6 +254,12 @@ class ModelReader:
     def _read_member(self, info, name, dtype, shape, max_bytes):
         if info.flag_bits & 0x1:  # zipfile would ask for a password (RuntimeError)
             raise MalformedModel(f"array {name!r} is stored encrypted")
+        if info.compress_type not in _COMPRESSIONS:
+            # zipfile inflates bzip2 / lzma members without an output bound: a few
+            # KB could expand to GBs before the header is checked
+            raise MalformedModel(f"array {name!r} is compressed with method "
+                                 f"{info.compress_type}; only stored or deflated members "
+                                 "(np.savez, np.savez_compressed) are read")
         with self._zip.open(info) as fh:
             try:
                 version = np.lib.format.read_magic(fh)

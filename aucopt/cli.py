@@ -190,7 +190,9 @@ def _stream_and_report(learner, args, out):
 
     The held-out sample is ``--holdout`` rows drawn at random (seed 0) from the
     first chunk (at most half of it); they are never trained on, and the AUC on
-    them after each chunk is the running AUC of the progress lines.
+    them after each chunk is the running AUC of the progress lines ("n/a" when the
+    first chunk holds one class, as in a file sorted by label). With ``--positive``
+    any chunk may hold one class.
     """
     from aucopt.metrics import roc_auc
 
@@ -200,20 +202,32 @@ def _stream_and_report(learner, args, out):
     if args.chunk_size < 1 or args.holdout < 0:
         raise _UsageError("aucopt: error: --chunk-size must be >= 1 and --holdout >= 0")
     start = last = time.perf_counter()
-    held, classes, n_rows, n_chunks, nnz = None, None, 0, 0, 0
+    held, n_rows, n_chunks, nnz, one_class = None, 0, 0, 0, False
+    # --positive: the classes are known before any row (chunks of one class, as a
+    # file sorted by label gives, are then valid); else the first chunk shows them
+    classes = None if args.positive is None else np.array([-1.0, 1.0])
     for X, y in _chunks(args.train, args.chunk_size, args.n_features, args.positive):
-        if held is None:
+        if classes is None:
             classes = np.unique(y)
             if classes.size != 2:
                 raise _UsageError(
                     f"aucopt: error: {args.train}: the first chunk holds the labels "
-                    f"{classes.tolist()[:10]}, not two classes: use --positive (or a larger "
-                    "--chunk-size)")
+                    f"{classes.tolist()[:10]}, not two classes: name the positive "
+                    "labels with --positive (e.g. --positive 1 for a -1/+1 file whose "
+                    "rows are sorted by label)")
+        if held is None:
             pick = np.random.default_rng(0).permutation(y.size)
             out_rows = np.sort(pick[:min(args.holdout, y.size // 2)])
             keep = np.sort(pick[out_rows.size:])
             held = (X[out_rows], y[out_rows])
             X, y = X[keep], y[keep]
+        if not one_class and np.unique(y).size < 2:
+            one_class = True
+            print(f"aucopt: note: chunk {n_chunks + 1} holds one class (rows sorted by "
+                  "label?): an online learner follows the stream's order and learns "
+                  "little from such a stream (the pairwise sam, asam, psam and adadsgd "
+                  "nothing from a chunk of one class); shuffle the file's lines first "
+                  "(e.g. shuf) or use a batch learner", file=sys.stderr)
         learner.partial_fit(X, y, classes=classes)
         seconds = time.perf_counter() - last  # reading and training the chunk
         n_rows, n_chunks, nnz = n_rows + y.size, n_chunks + 1, nnz + X.nnz
@@ -234,8 +248,9 @@ def _stream_and_report(learner, args, out):
         for X, y in _chunks(args.test, args.chunk_size, learner.n_features_in_, args.positive):
             scores.append(learner.decision_function(X))
             labels.append(y)
-        print(f"test AUC     {roc_auc(np.concatenate(labels), np.concatenate(scores)):.4f}",
-              file=out)
+        auc = roc_auc(np.concatenate(labels), np.concatenate(scores),
+                      pos_label=learner.classes_[1])
+        print(f"test AUC     {auc:.4f}", file=out)
 
 
 def _held_out_auc(roc_auc, learner, held):

@@ -17,17 +17,19 @@ ICML 2013: 5-fold CV). This module does that without scikit-learn:
   scikit-learn compatible estimator.
 """
 import copy
+import ctypes
 import itertools
 import numbers
+import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
 from aucopt._estimator import Estimator
 from aucopt.exceptions import not_fitted_error
 from aucopt.metrics import roc_auc
-from aucopt.validation import check_count, check_random_state, check_X, check_y
+from aucopt.validation import (check_count, check_n_jobs, check_random_state, check_X,
+                                check_y, n_threads)
 
 __all__ = ["stratified_folds", "cross_val_auc", "GridSearch", "clone"]
 
@@ -107,16 +109,63 @@ def _fold_auc(learner, X, y, train, test, diverged="raise"):
 
 
 def _run(jobs, n_jobs):
-    if n_jobs is None or n_jobs == 1 or len(jobs) < 2:
+    """The results of ``jobs`` (callables), in order, run in ``n_jobs`` threads (-1: one
+    per core this process may run on, never more than the jobs).
+
+    Each thread takes the next job when it is done with one. An exception in a job,
+    or Ctrl-C in the calling thread, is raised at once: no queued job starts, and
+    the jobs still running are interrupted (``KeyboardInterrupt`` raised in their
+    thread when it next runs Python code, i.e. after the kernel call in progress);
+    they train clones, which are dropped.
+    """
+    workers = min(n_threads(n_jobs), len(jobs))
+    if workers <= 1:
         return [job() for job in jobs]
-    workers = len(jobs) if n_jobs == -1 else min(n_jobs, len(jobs))
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        return [f.result() for f in [pool.submit(job) for job in jobs]]
+    queue = iter(enumerate(jobs))
+    results, failed = [None] * len(jobs), []
+    lock, stop = threading.Lock(), threading.Event()
+    busy = {}  # thread ident -> running a job
+
+    def worker():
+        ident = threading.get_ident()
+        try:
+            while not stop.is_set():
+                with lock:
+                    item = next(queue, None)
+                    busy[ident] = item is not None
+                if item is None:
+                    return
+                results[item[0]] = item[1]()
+                with lock:
+                    busy[ident] = False
+        except BaseException as exc:  # noqa: BLE001 -- re-raised by the caller
+            with lock:
+                busy[ident] = False
+            failed.append(exc)
+            _stop_workers(stop, lock, busy)
+
+    threads = [threading.Thread(target=worker, daemon=True) for _ in range(workers)]
+    try:
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    except BaseException:
+        _stop_workers(stop, lock, busy)
+        raise
+    if failed and not isinstance(failed[0], KeyboardInterrupt):
+        raise failed[0]
+    return results
 
 
-def _check_n_jobs(n_jobs):
-    if n_jobs is not None and n_jobs != -1:
-        check_count("n_jobs", n_jobs)
+def _stop_workers(stop, lock, busy):
+    """No job starts any more; the running ones get ``KeyboardInterrupt``."""
+    stop.set()
+    with lock:  # a worker marks itself idle under the lock: none is hit outside a job
+        for ident, running in busy.items():
+            if running:
+                ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(ident),
+                                                           ctypes.py_object(KeyboardInterrupt))
 
 
 def cross_val_auc(learner, X, y, cv=3, random_state=None, n_jobs=None):
@@ -132,7 +181,7 @@ def cross_val_auc(learner, X, y, cv=3, random_state=None, n_jobs=None):
     random_state : int, Generator or None
         Seed of the fold shuffling (for an int ``cv``).
     n_jobs : int or None
-        Folds trained in parallel threads (-1: one thread per fold).
+        Folds trained in parallel threads (-1: one per core, at most one per fold).
 
     Returns
     -------
@@ -141,7 +190,7 @@ def cross_val_auc(learner, X, y, cv=3, random_state=None, n_jobs=None):
     X = check_X(X)
     y = np.asarray(y)
     check_y(y, X.shape[0])
-    _check_n_jobs(n_jobs)
+    check_n_jobs(n_jobs)
     jobs = [lambda tr=tr, te=te: _fold_auc(learner, X, y, tr, te)
             for tr, te in _splits(cv, y, random_state)]
     return np.array([auc for auc, _ in _run(jobs, n_jobs)])
@@ -161,7 +210,9 @@ class GridSearch(Estimator):
     cv : int or iterable of (train, test) index arrays, default=3
         Folds (3, as the dissertation of Khalid (2019) tunes).
     n_jobs : int or None, default=None
-        Folds and grid points run in this many threads (-1: all at once).
+        Folds and grid points run in this many threads (-1: one per core this
+        process may run on). Ctrl-C stops them promptly: no further fit starts and
+        the running ones are interrupted.
     random_state : int, Generator or None, default=None
         Seed of the fold shuffling.
     refit : bool, default=True
@@ -224,6 +275,10 @@ class GridSearch(Estimator):
                                  "pass param_grid={'name': [values], ...}")
             grid = self.estimator.search_space(X)
         grids = [grid] if isinstance(grid, dict) else list(grid)
+        if not grids:
+            raise ValueError("param_grid is an empty list: give a dict {'name': [values]} "
+                             "or a non-empty list of them (None: the learner's own search "
+                             "space)")
         points = []
         valid = set(self.estimator.get_params())
         for g in grids:
@@ -235,8 +290,13 @@ class GridSearch(Estimator):
                 raise ValueError(f"param_grid names {unknown}, which are not parameters of "
                                  f"{type(self.estimator).__name__}")
             names = list(g)
-            for values in itertools.product(*(list(g[k]) for k in names)):
-                points.append(dict(zip(names, values)))
+            values = [list(g[k]) for k in names]
+            empty = [k for k, v in zip(names, values) if not v]
+            if empty:
+                raise ValueError(f"param_grid gives no values for {empty}: every "
+                                 "parameter needs at least one value to try")
+            for point in itertools.product(*values):
+                points.append(dict(zip(names, point)))
         return points
 
     def fit(self, X, y):
@@ -249,7 +309,7 @@ class GridSearch(Estimator):
         X = check_X(X)
         y = np.asarray(y)
         check_y(y, X.shape[0])
-        _check_n_jobs(self.n_jobs)
+        check_n_jobs(self.n_jobs)
         points = self._grid(X)
         splits = _splits(self.cv, y, self.random_state)
         templates = [clone(self.estimator).set_params(**p) for p in points]

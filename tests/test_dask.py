@@ -224,3 +224,104 @@ def test_blocks_without_rows_are_left_out(client, task):
     single = aucopt.get("opauc", shuffle=False).fit(X, y).solve(X, y)
     np.testing.assert_allclose(model.coef_, single.coef_, rtol=1e-10,
                                atol=1e-10 * np.abs(single.coef_).max())
+
+
+def test_label_sorted_blocks_are_repartitioned(client):
+    """Rows sorted by label (blocks of one class) train like shuffled rows: the
+    rows are dealt to all blocks first (shuffle=True); without it each part sees
+    one class and the merged model ranks far worse."""
+    X, y = _linear_task(16_000, 20, 1)
+    X_te, y_te = X[12_000:], y[12_000:]
+    # 6,000 negatives then 2,000 positives: blocks of 2,000 rows hold one class each
+    train = np.concatenate([np.flatnonzero(y[:12_000] < 0)[:6_000],
+                            np.flatnonzero(y[:12_000] > 0)[:2_000]])
+    X_tr, y_tr = X[train], y[train]
+    sorted_data = _arrays(X_tr, y_tr, 2_000)
+    single = {}
+    for name in ("psam", "cbr_diag"):
+        single[name] = aucopt.get(name, random_state=0).fit(X_tr, y_tr).score(X_te, y_te)
+        model = ad.fit(aucopt.get(name, random_state=0), *sorted_data, client=client)
+        assert abs(model.score(X_te, y_te) - single[name]) <= 0.01, name
+    # as stored, PSAM's parts draw no pair (pairs are drawn within a block)
+    kept = ad.fit(aucopt.get("psam", random_state=0), *sorted_data, client=client,
+                  shuffle=False)
+    assert kept.score(X_te, y_te) < single["psam"] - 0.1
+    with pytest.raises(ValueError, match="shuffle must be"):
+        ad.fit(aucopt.get("psam"), *sorted_data, client=client, shuffle="yes")
+
+
+def test_dealing_keeps_every_row_once_in_blocks_of_both_classes():
+    import dask
+
+    y = np.repeat([0.0, 1.0], [70, 30])
+    X = sp.csr_matrix(np.arange(100.0)[:, None] + 1.0)
+    sizes = [40, 25, 35]
+    cuts = np.cumsum([0] + sizes)
+    xs = [dask.delayed(X[a:b]) for a, b in zip(cuts[:-1], cuts[1:])]
+    ys = [dask.delayed(y[a:b]) for a, b in zip(cuts[:-1], cuts[1:])]
+    new_x, new_y, new_sizes = ad._deal(dask, xs, ys, sizes, 5)
+    blocks = dask.compute(list(zip(new_x, new_y)), scheduler="synchronous")[0]
+    assert [b[1].size for b in blocks] == new_sizes and sorted(new_sizes) == [33, 33, 34]
+    rows = np.concatenate([b[0].toarray().ravel() for b in blocks]) - 1.0
+    assert sorted(rows.tolist()) == list(range(100))
+    for Xb, yb in blocks:
+        np.testing.assert_array_equal(yb, y[(Xb.toarray().ravel() - 1).astype(int)])
+        assert 5 <= yb.sum() <= 15  # about 30% positive in each
+
+
+def test_a_bag_of_files_of_one_class_each_is_warned_about(client, tmp_path):
+    X, y = _linear_task(600, 5, 2)
+    paths = []
+    for label in (-1.0, 1.0):
+        paths.append(str(tmp_path / f"class{label:+.0f}.svm"))
+        dump_svmlight(X[y == label], y[y == label], paths[-1])
+    with pytest.warns(UserWarning, match="one class"):
+        ad.fit(aucopt.get("cbr_diag", random_state=0), db.from_sequence(paths, npartitions=2),
+               client=client, n_parts=2)
+
+
+class Slow(PSAM):
+    """PSAM that sleeps on every chunk (a fit long enough to kill its workers)."""
+
+    def _learn_chunk(self, *args, **kwargs):
+        import time
+
+        time.sleep(0.2)
+        return super()._learn_chunk(*args, **kwargs)
+
+
+@pytest.mark.slow  # a cluster of its own, whose workers restart: about 17 s
+def test_a_fit_fails_clearly_when_every_worker_dies_at_once(task):
+    """Blocks kept on workers that all die at once would sit in 'no-worker' for ever
+    (the restarted workers do not take them); the fit raises instead."""
+    import threading
+
+    import cloudpickle
+
+    X, y, _, _ = task
+    outcome = []
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                      dashboard_address=None) as cluster, Client(cluster) as own:
+        def run():
+            try:
+                ad.fit(Slow(n_epochs=50, random_state=0), *_arrays(X, y, 200), client=own)
+                outcome.append(None)
+            except Exception as exc:  # noqa: BLE001 -- inspected below
+                outcome.append(exc)
+
+        cloudpickle.register_pickle_by_value(sys.modules[__name__])
+        try:
+            fitting = threading.Thread(target=run, daemon=True)
+            fitting.start()
+            while fitting.is_alive() and not any(own.processing().values()):
+                fitting.join(timeout=0.1)  # until the parts train
+            try:
+                own.run(os._exit, 1)  # every worker process dies at once
+            except Exception:  # noqa: BLE001 -- the workers die before they answer
+                pass
+            fitting.join(timeout=120)
+        finally:
+            cloudpickle.unregister_pickle_by_value(sys.modules[__name__])
+    assert not fitting.is_alive()
+    assert isinstance(outcome[0], RuntimeError), outcome
+    assert "every worker of the cluster was gone" in str(outcome[0])

@@ -364,14 +364,14 @@ def test_binarize():
     np.testing.assert_array_equal(binarize(y.astype(float), 7), [-1, -1, 1, -1, -1, -1, -1])
     np.testing.assert_array_equal(binarize(["a", "b", "a"], ["a"]), [1, -1, 1])
     assert binarize(y, [1]).dtype == np.float64
-    with pytest.raises(ValueError, match="negative class"):
-        binarize(y, range(0, 100))
-    with pytest.raises(ValueError, match="positive class"):
-        binarize(y, [42])
-    with pytest.raises(ValueError, match="positive class"):
-        binarize(y, lambda c: c > 100)
+    # one class: a chunk of a label-sorted stream
+    np.testing.assert_array_equal(binarize(y, range(0, 100)), np.ones(7))
+    np.testing.assert_array_equal(binarize(y, [42]), -np.ones(7))
+    np.testing.assert_array_equal(binarize(y, lambda c: c > 100), -np.ones(7))
     with pytest.raises(ValueError):
         binarize([], [1])
+    with pytest.raises(ValueError, match="positive is empty"):
+        binarize(y, [])
 
 
 # ---------------------------------------------------------------- scaler

@@ -113,3 +113,69 @@ def test_grid_points_that_diverge_are_never_chosen(monkeypatch):
         GridSearch(aucopt.get("psam"), {"lam": [1.0]}, error_score="raise").fit(X, y)
     with pytest.raises(FloatingPointError, match="every grid point diverged"):
         GridSearch(aucopt.get("psam"), {"lam": [1.0, 2.0]}).fit(X, y)
+
+
+def test_empty_grids_are_refused_clearly():
+    X, y = _data()
+    for grid in ({"lam": []}, [], [{"lam": [0.1]}, {"lam": [], "n_epochs": [1]}]):
+        with pytest.raises(ValueError, match="no values for|empty list"):
+            GridSearch(aucopt.get("psam"), grid).fit(X, y)
+
+
+def test_threads_are_bounded_by_the_cores(monkeypatch):
+    """n_jobs=-1 runs one thread per core, not one per grid point and fold."""
+    import threading
+
+    from aucopt import model_selection
+
+    X, y = _data()
+    monkeypatch.setattr(model_selection, "n_threads", lambda n_jobs: 2)
+    seen, lock = set(), threading.Lock()
+    work = model_selection._fold_auc
+
+    def fold(*args, **kwargs):
+        with lock:
+            seen.add(threading.get_ident())
+        return work(*args, **kwargs)
+
+    monkeypatch.setattr(model_selection, "_fold_auc", fold)
+    grid = {"lam": [1e-4, 1e-3, 1e-2, 1e-1]}
+    search = GridSearch(aucopt.get("psam", random_state=0, n_epochs=1), grid,
+                        n_jobs=-1).fit(X, y)
+    assert 1 <= len(seen) <= 2 and len(search.cv_results_["params"]) == 4
+
+
+def test_ctrl_c_stops_a_parallel_grid_search(sigint, monkeypatch):
+    """SIGINT during GridSearch(n_jobs=2): no queued fit starts, the running ones
+    are interrupted, and the caller gets KeyboardInterrupt."""
+    import os
+    import signal
+    import threading
+    import time
+
+    from aucopt.learners.stochastic import PSAM
+
+    X, y = _data()
+    started, lock = [], threading.Lock()
+    fit = PSAM.fit
+
+    def slow_fit(self, *args, **kwargs):
+        with lock:
+            started.append(threading.get_ident())
+            first = len(started) == 1
+        if first:
+            os.kill(os.getpid(), signal.SIGINT)
+        for _ in range(200):  # Python code: where an interrupted thread stops
+            time.sleep(0.01)
+        return fit(self, *args, **kwargs)
+
+    monkeypatch.setattr(PSAM, "fit", slow_fit)
+    grid = {"lam": [10.0 ** -k for k in range(20)]}  # 60 fits of over 2 s each
+    alive = set(threading.enumerate())
+    with pytest.raises(KeyboardInterrupt):
+        GridSearch(aucopt.get("psam", n_epochs=1), grid, n_jobs=2).fit(X, y)
+    assert len(started) <= 2
+    for thread in set(threading.enumerate()) - alive:
+        thread.join(timeout=30)
+        assert not thread.is_alive()
+    assert len(started) <= 2

@@ -347,6 +347,58 @@ def test_a_member_with_an_unknown_compression_is_malformed(tmp_path):
         aucopt.load(path)
 
 
+def _recompressed(path, out, method, padding=0):
+    """``path``'s members written to ``out`` with zip ``method``; the ``weights_``
+    member followed by ``padding`` zero bytes (which decompress from a few bytes)."""
+    with zipfile.ZipFile(path) as src, zipfile.ZipFile(out, "w") as dst:
+        for info in src.infolist():
+            member = zipfile.ZipInfo(info.filename)
+            member.compress_type = method
+            with dst.open(member, "w", force_zip64=True) as fh:
+                fh.write(src.read(info))
+                if info.filename == "weights_.npy":
+                    for _ in range(padding >> 20):
+                        fh.write(bytes(1 << 20))
+    return out
+
+
+def _refused_load_peak(path, match):
+    """The peak of Python allocations (bytes) of ``aucopt.load(path)``, which must
+    raise the malformed-model error matching ``match``."""
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        with pytest.raises(ValueError, match=f"malformed model file: .*{match}"):
+            aucopt.load(path)
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+@pytest.mark.parametrize("method", [zipfile.ZIP_BZIP2, zipfile.ZIP_LZMA])
+def test_members_compressed_without_an_output_bound_are_refused(tmp_path, method):
+    """zipfile inflates a bzip2 or lzma member in one step: a model file of a few KB
+    could take GBs before its header is checked (a 2.6 KB file with 1 GiB of
+    bzip2-compressed padding peaked at 2.1 GB). Such members are refused unread."""
+    path, _, _ = _saved("psam", tmp_path)
+    bomb = _recompressed(path, tmp_path / "bomb.npz", method, padding=32 << 20)
+    assert bomb.stat().st_size < 64 << 10
+    assert _refused_load_peak(bomb, "compressed with") < 4 << 20
+
+
+def test_deflated_members_load_and_stay_bounded(tmp_path):
+    """np.savez_compressed's deflate is read in bounded steps: a deflated model
+    loads, and padding behind an array is refused having read only its size."""
+    path, _, _ = _saved("psam", tmp_path)
+    model = aucopt.load(path)
+    deflated = aucopt.load(_recompressed(path, tmp_path / "d.npz", zipfile.ZIP_DEFLATED))
+    np.testing.assert_array_equal(deflated.weights_, model.weights_)
+    bomb = _recompressed(path, tmp_path / "bomb.npz", zipfile.ZIP_DEFLATED,
+                         padding=32 << 20)
+    assert _refused_load_peak(bomb, "member holds") < 4 << 20
+
+
 def test_a_member_flagged_encrypted_is_malformed(tmp_path):
     # found by tools/fuzz.py model: zipfile raised RuntimeError ("password required")
     path, _, _ = _saved("asam", tmp_path)

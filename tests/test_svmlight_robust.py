@@ -12,6 +12,7 @@ import lzma
 import os
 import random
 import tempfile
+import threading
 import tracemalloc
 
 import numpy as np
@@ -624,6 +625,80 @@ def test_iter_options_are_checked_when_called():
         iter_svmlight(fh, n_features=3, zero_based=False)
 
 
+def _written_in_thread(path, data):
+    """Write ``data`` to the pipe or FIFO ``path`` from a thread (opening a FIFO
+    blocks until a reader opens it too); returns the thread."""
+    def write():
+        with open(path, "wb") as fh:
+            fh.write(data)
+
+    thread = threading.Thread(target=write, daemon=True)
+    thread.start()
+    return thread
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs POSIX FIFOs")
+def test_iter_read_once_paths(tmp_path):
+    """A FIFO or a pipe named by path (as /dev/stdin is) can be read once: a second
+    pass (n_features or zero_based inferred) is refused when called, never
+    answered with no rows or a hang; with both given the rows are read in one pass."""
+    text = _sample_text(30)
+    X, y = load_svmlight(text, zero_based=False)
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    read_end, write_end = os.pipe()
+    try:
+        for path in (fifo, f"/dev/fd/{read_end}"):
+            with pytest.raises(ValueError, match="not a regular file.*n_features"):
+                iter_svmlight(path)
+            with pytest.raises(ValueError, match="not a regular file"):
+                iter_svmlight(path, n_features=X.shape[1])
+        thread = _written_in_thread(fifo, text)
+        chunks = list(iter_svmlight(fifo, 7, n_features=X.shape[1], zero_based=False))
+        thread.join(timeout=10)
+        assert not thread.is_alive()
+        assert (sp.vstack([C for C, _ in chunks]) != X).nnz == 0
+        assert np.array_equal(np.concatenate([t for _, t in chunks]), y)
+        thread = _written_in_thread(f"/dev/fd/{write_end}", text)
+        thread.join(timeout=10)
+        os.close(write_end)
+        write_end = None
+        X_pipe, y_pipe = load_svmlight(f"/dev/fd/{read_end}", zero_based=False)
+        assert (X_pipe != X).nnz == 0 and np.array_equal(y_pipe, y)
+    finally:
+        os.close(read_end)
+        if write_end is not None:
+            os.close(write_end)
+
+
+@pytest.mark.parametrize("compress", [gzip.compress, bz2.compress, lzma.compress])
+def test_compressed_data_through_a_pipe_path(compress):
+    """Compression recognised by magic bytes on a path that can be read once (a
+    pipe as /dev/stdin): the bytes read to recognise it are decompressed with the
+    rest of the same file, which is opened once (they used to be lost: no rows)."""
+    text = _sample_text(40)
+    X, y = load_svmlight(text, zero_based=False)
+    for read in (lambda path: [load_svmlight(path, zero_based=False)],
+                 lambda path: list(iter_svmlight(path, 9, n_features=X.shape[1],
+                                                 zero_based=False))):
+        read_end, write_end = os.pipe()
+        data = compress(text)
+
+        def write():
+            with os.fdopen(write_end, "wb") as fh:  # closing it ends the pipe
+                fh.write(data)
+
+        thread = threading.Thread(target=write, daemon=True)
+        thread.start()
+        try:
+            chunks = read(f"/dev/fd/{read_end}")
+        finally:
+            thread.join(timeout=10)
+            os.close(read_end)
+        assert (sp.vstack([C for C, _ in chunks]) != X).nnz == 0
+        assert np.array_equal(np.concatenate([t for _, t in chunks]), y)
+
+
 def test_iter_corner_cases():
     assert list(iter_svmlight(b"# only a comment\n\n")) == []
     (X, y), = iter_svmlight(b"1 1:2\n", dtype=np.float32)
@@ -642,6 +717,63 @@ def test_line_longer_than_a_block():
         X, _ = load_svmlight(io.BytesIO(b"-1 5:5\n" + line + b"1 7:7"))
     assert X.shape == (3, 2999) and X.nnz == 3001
     assert X.indices[1:3000].tolist() == list(range(2999))
+
+
+def _traced_peak(read):
+    """``(read(), peak of Python allocations during it)``."""
+    tracemalloc.start()
+    try:
+        out = read()
+        return out, tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+@pytest.mark.parametrize("container", ["bz2", "stream"])
+def test_a_long_line_costs_its_rows_not_its_text(tmp_path, container):
+    """A line far longer than a block is parsed token by token as it is read: a
+    4 MB comment, a 4 MB run of blanks or 4 MB of repeated pairs hold about one
+    block of text (a 256 MiB line of each peaked at 785 MiB before, 6 MiB after)."""
+    lines = {"comment": b"1 1:1 # " + b"x" * (4 << 20) + b"\n-1 2:1\n",
+             "blanks": b"1 1:1" + b" " * (4 << 20) + b"2:1\n-1 2:1\n",
+             "duplicates": b"1 " + b"1:1 " * (1 << 20) + b"\n"}
+    for kind, text in lines.items():
+        path = tmp_path / f"{kind}.svm.bz2"
+        path.write_bytes(bz2.compress(text))
+        source = path if container == "bz2" else bz2.open(path, "rb")
+        with reader_sizes(64 << 10):
+            if kind == "duplicates":
+                with pytest.raises(ValueError, match="line 1: feature index 1 appears more"):
+                    _traced_peak(lambda: load_svmlight(source))
+                continue
+            (X, y), peak = _traced_peak(lambda: load_svmlight(source))
+        assert y.tolist() == [1.0, -1.0] and X.nnz == 1 + (kind == "blanks") + 1
+        assert peak < 1 << 20, (kind, peak)
+
+
+def test_tokens_are_at_most_max_token_bytes(monkeypatch):
+    monkeypatch.setattr(_svmlight, "_MAX_TOKEN", 1 << 12)
+    with reader_sizes(1 << 10):
+        X, _ = load_svmlight(io.BytesIO(b"1 1:" + b"0" * 4000 + b"1 2:2\n"))
+        assert X.toarray().tolist() == [[1.0, 2.0]]
+        with pytest.raises(ValueError, match="line 2: a token of more than 4096 bytes"):
+            load_svmlight(io.BytesIO(b"1 1:1\n1 1:" + b"0" * 5000 + b"1 2:2\n"))
+
+
+def test_rows_cut_by_partial_blocks_equal_whole_rows():
+    """Rows, label-only lines, comments and int64 indices split anywhere by small
+    buffers read as from one block (also in chunks)."""
+    text = (b"# head\n1 3:1 1:2 qid:4 2:3 # tail\n-1\n\n2 4:0.5 3000000000:1\n"
+            + b"1 " + b" ".join(b"%d:%d" % (i, i) for i in range(900, 0, -1)) + b" \n"
+            + b"-1 5:5")
+    X, y = load_svmlight(text)
+    for block in (1, 2, 3, 7, 64):
+        with reader_sizes(block, 2):
+            Xb, yb = load_svmlight(io.BytesIO(text))
+            chunks = list(iter_svmlight(io.BytesIO(text), 2))
+        assert (Xb != X).nnz == 0 and np.array_equal(yb, y)
+        assert np.array_equal(np.concatenate([c[1] for c in chunks]), y)
+        assert (sp.vstack([c[0] for c in chunks]) != X).nnz == 0
 
 
 def test_compressed_newlines_are_never_held_whole(tmp_path):

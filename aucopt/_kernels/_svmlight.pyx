@@ -2,7 +2,9 @@
 """Streaming svmlight / LIBSVM text parser.
 
 The caller (``aucopt.datasets._svmlight``) reads the file in blocks that end
-at a line end and feeds them to a :class:`Parser`, which appends the rows to
+at a line end (or, for a line longer than its buffer, partial blocks whose
+complete tokens the parser takes, keeping the row open until the line ends)
+and feeds them to a :class:`Parser`, which appends the rows to
 growable CSR buffers allocated with C ``realloc`` (capacity not yet written
 costs no resident memory, and with glibc a large buffer grows by remapping
 its pages rather than copying them). :meth:`Parser.take` hands the buffers
@@ -22,7 +24,7 @@ Python wrapper builds the message.
 from cython.view cimport array as cvarray
 from libc.stdint cimport int32_t, int64_t, uint64_t
 from libc.stdlib cimport free, malloc, realloc
-from libc.string cimport memcpy
+from libc.string cimport memcpy, memmove
 from cpython.ref cimport PyObject
 
 from aucopt._kernels._interrupt cimport poll
@@ -107,6 +109,14 @@ cdef inline bint _is_ws(unsigned char c) noexcept nogil:
 cdef inline bint _is_term(unsigned char c) noexcept nogil:
     # a token ends at a blank, a newline or the start of a comment
     return _CLASS[c] != 0
+
+
+cdef inline const unsigned char* _line_end(const unsigned char *p,
+                                          const unsigned char *end) noexcept nogil:
+    """The newline at or after ``p``, or ``end`` (a comment runs to it)."""
+    while p < end and p[0] != 10:
+        p += 1
+    return p
 
 
 cdef inline const unsigned char* _mantissa_digits(
@@ -381,6 +391,13 @@ cdef class Parser:
     cdef readonly Py_ssize_t err_line
     cdef readonly bytes err_token
     cdef readonly int64_t err_value
+    # a row that goes on in the next block (partial blocks, or widening to int64):
+    # its label is stored at labels[rows], its entries from open_start to nnz
+    cdef readonly bint open_row
+    cdef Py_ssize_t open_start
+    cdef int64_t open_prev
+    cdef bint open_unsorted
+    cdef bint in_comment  # a partial block ended inside a comment
 
     def __cinit__(self, int64_t limit, int64_t soft_limit, bint reject_zero=False,
                   bint wide=False, bint store=True, Py_ssize_t first_rows=1024,
@@ -454,35 +471,53 @@ cdef class Parser:
         return 0
 
     def feed(self, const unsigned char[::1] buf, Py_ssize_t pos=0,
-             Py_ssize_t max_rows=PY_SSIZE_T_MAX):
+             Py_ssize_t max_rows=PY_SSIZE_T_MAX, bint partial=False):
         """Parse the lines of ``buf[pos:]`` until the parser holds ``max_rows`` rows.
 
-        ``buf`` must end at a line end or at the end of the file (the last
-        line then needs no newline). Returns the position where parsing
-        stopped: ``len(buf)`` once the block is done, else the start of the
-        rest, to be fed after :meth:`take`. On a syntax error ``code`` is
-        set and the parser must be dropped.
+        ``buf`` ends at a line end or at the end of the file (the last line then
+        needs no newline), or, with ``partial``, anywhere: the middle of a line
+        too long for the caller's buffer. The complete tokens of that line are
+        parsed (its row stays open, ``open_row``, and a comment is skipped up to
+        its newline in the next blocks); the rest, from the start of the token
+        the block cuts, is to be fed again, followed by more of the line.
+        Returns the position where parsing stopped: ``len(buf)`` once the block
+        is done, the start of a cut token (``partial``), or the start of the
+        rest, to be fed after :meth:`take`. On a syntax error ``code`` is set
+        and the parser must be dropped.
         """
         cdef Py_ssize_t n = buf.shape[0]
+        cdef const unsigned char *base = &buf[0] if n else <const unsigned char *> b""
         if self.code != OK:
             raise RuntimeError("Parser.feed after an error")
         if pos < 0 or pos > n:
             raise ValueError(f"pos={pos} is outside the block of {n} bytes")
-        if pos == n:
+        if pos == n and (partial or not self.open_row):
             return n
         while True:
             if self.wide:
-                pos = _parse_lines(self, &buf[0], pos, n, max_rows, <int64_t *> NULL)
+                pos = _parse_lines(self, base, pos, n, max_rows, partial, <int64_t *> NULL)
             else:
-                pos = _parse_lines(self, &buf[0], pos, n, max_rows, <int32_t *> NULL)
+                pos = _parse_lines(self, base, pos, n, max_rows, partial, <int32_t *> NULL)
             if self.code != E_NEED_INT64:
                 break
             self.code = OK
             self._set_width(True)
         if not self.store:
-            self.rows = 0
-            self.nnz = 0
+            self._drop_rows()
         return pos
+
+    cdef void _drop_rows(self) noexcept:
+        """Forget the finished rows (``store=False``); an open row moves to the front."""
+        cdef Py_ssize_t k = self.nnz - self.open_start if self.open_row else 0
+        cdef Py_ssize_t isz = 8 if self.wide else 4
+        if k:
+            memmove(self.indices, <char *> self.indices + self.open_start * isz, k * isz)
+            memmove(self.data, self.data + self.open_start, k * 8)
+        if self.open_row:
+            self.labels[0] = self.labels[self.rows]
+            self.open_start = 0
+        self.rows = 0
+        self.nnz = k
 
     def take(self, bint wide):
         """The rows held, as exactly sized arrays ``(labels, indptr, indices, data)``.
@@ -494,6 +529,8 @@ cdef class Parser:
         """
         cdef object idx_dtype = np.int64 if wide else np.int32
         cdef Py_ssize_t rows = self.rows, nnz = self.nnz
+        if self.open_row:
+            raise RuntimeError("Parser.take in the middle of a row")
         self._set_width(wide)
         out = (_hand_over(<void **> &self.labels, rows, np.float64),
                _hand_over(&self.indptr, rows + 1, idx_dtype),
@@ -510,10 +547,12 @@ cdef class Parser:
 
 
 cdef Py_ssize_t _parse_lines(Parser self, const unsigned char *base, Py_ssize_t pos,
-                             Py_ssize_t n, Py_ssize_t max_rows, index_t *width) except -1:
+                             Py_ssize_t n, Py_ssize_t max_rows, bint partial,
+                             index_t *width) except -1:
     """The hot loop of :meth:`Parser.feed`; returns the stop position.
 
-    ``width`` is a NULL pointer whose type selects the index width stored.
+    ``width`` is a NULL pointer whose type selects the index width stored. A row
+    left open by the last call (``open_row``) goes on first.
     """
     cdef const unsigned char *p = base + pos
     cdef const unsigned char *end = base + n
@@ -541,67 +580,86 @@ cdef Py_ssize_t _parse_lines(Parser self, const unsigned char *base, Py_ssize_t 
     cdef Py_ssize_t soft_line = self.soft_line
     cdef int64_t soft_value = self.soft_value
     cdef bint narrow = index_t is int32_t
-    cdef int64_t idx, prev
-    cdef bint unsorted
+    cdef int64_t idx, prev = -1
+    cdef bint unsorted = False
     cdef unsigned int d
     cdef unsigned char c
     cdef double v
     cdef int code = OK
     cdef int64_t err_value = 0
+    cdef bint resume = self.open_row  # the row of the last call goes on
+    cdef bint open_row = False  # this call stops inside a row
 
-    while p < end and row < max_rows:
-        # ---- start of a line: skip blanks, empty and comment-only lines
-        c = p[0]
-        if _is_ws(c):
-            p += 1
-            continue
-        if c == 10:
-            line += 1
-            p += 1
-            continue
-        if c == 35:
-            while p < end and p[0] != 10:
+    if self.in_comment:  # the rest of a comment a partial block cut
+        p = _line_end(p, end)
+        self.in_comment = partial and p >= end
+    if resume:
+        row_start = self.open_start
+        prev = self.open_prev
+        unsorted = self.open_unsorted
+        self.open_row = False
+
+    while resume or (p < end and row < max_rows):
+        if not resume:
+            # ---- start of a line: skip blanks, empty and comment-only lines
+            c = p[0]
+            if _is_ws(c):
                 p += 1
-            continue
+                continue
+            if c == 10:
+                line += 1
+                p += 1
+                continue
+            if c == 35:
+                p = _line_end(p, end)
+                self.in_comment = partial and p >= end
+                continue
 
-        # ---- label token
-        row_begin = p
-        ts = p
-        while p < end and not _is_term(p[0]):
-            p += 1
-        te = p
-        q = ts
-        while q < te:
-            if q[0] == 58:  # ':'
-                code = E_MISSING_LABEL
+            # ---- label token
+            row_begin = p
+            ts = p
+            while p < end and not _is_term(p[0]):
+                p += 1
+            te = p
+            if partial and p >= end:  # the label may go on in the next block
+                p = ts
                 break
-            if q[0] == 44:  # ','
-                code = E_MULTILABEL
+            q = ts
+            while q < te:
+                if q[0] == 58:  # ':'
+                    code = E_MISSING_LABEL
+                    break
+                if q[0] == 44:  # ','
+                    code = E_MULTILABEL
+                    break
+                q += 1
+            if code != OK:
                 break
-            q += 1
-        if code != OK:
-            break
-        if row >= cap_rows:
-            self._reserve(row + 1, nnz)
-            labels = self.labels
-            indptr = <index_t *> self.indptr
-            cap_rows = self.cap_rows
-        if not _parse_double(ts, te, &labels[row]):
-            code = E_BAD_LABEL
-            break
+            if row >= cap_rows:
+                self._reserve(row + 1, nnz)
+                labels = self.labels
+                indptr = <index_t *> self.indptr
+                cap_rows = self.cap_rows
+            if not _parse_double(ts, te, &labels[row]):
+                code = E_BAD_LABEL
+                break
+            row_start = nnz
+            prev = -1
+            unsorted = False
+        resume = False
 
         # ---- index:value pairs up to the end of the line
-        row_start = nnz
-        prev = -1
-        unsorted = False
         while True:
             while p < end and _is_ws(p[0]):
                 p += 1
-            if p >= end or p[0] == 10:
+            if p >= end:
+                open_row = partial  # more of the line comes in the next block
+                break
+            if p[0] == 10:
                 break
             if p[0] == 35:
-                while p < end and p[0] != 10:
-                    p += 1
+                p = _line_end(p, end)
+                self.in_comment = partial and p >= end
                 break
             ts = p
             colon = NULL
@@ -610,6 +668,10 @@ cdef Py_ssize_t _parse_lines(Parser self, const unsigned char *base, Py_ssize_t 
                     colon = p
                 p += 1
             te = p
+            if partial and p >= end:  # the block cuts this token: fed again
+                p = ts
+                open_row = True
+                break
             if colon == NULL:
                 code = E_EXPECTED_PAIR
                 break
@@ -645,7 +707,10 @@ cdef Py_ssize_t _parse_lines(Parser self, const unsigned char *base, Py_ssize_t 
                 code = E_ZERO_INDEX
                 break
             if narrow and (idx > _INT32_MAX or nnz >= _INT32_MAX):
+                # the row goes on from this pair once the indices are 64-bit
                 code = E_NEED_INT64
+                p = ts
+                open_row = True
                 break
             # value
             if not _parse_double(colon + 1, te, &v):
@@ -673,7 +738,7 @@ cdef Py_ssize_t _parse_lines(Parser self, const unsigned char *base, Py_ssize_t 
             if idx > soft_limit and soft_line == 0:
                 soft_line = line
                 soft_value = idx
-        if code != OK:
+        if code != OK or open_row:
             break
 
         if unsorted:
@@ -690,12 +755,11 @@ cdef Py_ssize_t _parse_lines(Parser self, const unsigned char *base, Py_ssize_t 
         indptr[row] = <index_t> nnz
         # the '\n' (if any) is consumed at the top of the loop
 
-    if code == E_NEED_INT64:
-        # keep the rows before this one; this one is parsed again with 64-bit
-        # indices (the statistics it updated are idempotent, and a row never
-        # spans a newline, so ``line`` stays right)
-        nnz = row_start
-        p = row_begin
+    if open_row:
+        self.open_row = True
+        self.open_start = row_start
+        self.open_prev = prev
+        self.open_unsorted = unsorted
     self.line = line
     self.max_index = max_index
     self.first_zero_line = first_zero_line

@@ -9,15 +9,6 @@ from aucopt.exceptions import NotFittedError
 __all__ = ["binarize", "Scaler", "scale", "split"]
 
 
-def _fmt_labels(values, limit=10):
-    vals = [v.item() if hasattr(v, "item") else v for v in values]
-    vals = [int(v) if isinstance(v, float) and v.is_integer() else v for v in vals]
-    text = ", ".join(repr(v) for v in vals[:limit])
-    if len(vals) > limit:
-        text += f", ... ({len(vals)} labels)"
-    return "[" + text + "]"
-
-
 def binarize(y, positive):
     """Map labels to a binary task: +1 for the positive classes, -1 for the rest.
 
@@ -38,7 +29,14 @@ def binarize(y, positive):
     Raises
     ------
     ValueError
-        If ``y`` is empty or not 1-D, or if the split leaves only one class.
+        If ``y`` is empty or not 1-D, or ``positive`` is an empty collection.
+
+    Notes
+    -----
+    Labels that all fall on one side give a single value: a chunk of a stream
+    (``iter_svmlight`` of a file sorted by label) may hold one class, and
+    ``partial_fit(X, y, classes=[-1, 1])`` accepts it; ``fit`` refuses data of
+    one class.
 
     Examples
     --------
@@ -65,16 +63,6 @@ def binarize(y, positive):
         if pos.size == 0:
             raise ValueError("positive is empty: give at least one positive label")
         is_pos = np.isin(uniq, pos)
-    if is_pos.all():
-        raise ValueError(
-            f"binarize: every label is positive (labels present: {_fmt_labels(uniq)}), "
-            "so the negative class (-1) is missing; choose a `positive` set that "
-            "leaves out some of these labels")
-    if not is_pos.any():
-        raise ValueError(
-            f"binarize: no label is positive (labels present: {_fmt_labels(uniq)}), "
-            "so the positive class (+1) is missing; choose a `positive` set that "
-            "contains some of these labels")
     return np.where(is_pos[inverse.ravel()], 1.0, -1.0)
 
 

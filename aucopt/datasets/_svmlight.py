@@ -3,7 +3,8 @@
 The reader streams: the file is read in blocks of about a megabyte that end at
 a line end and each block is parsed into growable CSR buffers
 (:class:`aucopt._kernels._svmlight.Parser`), so no more than one block of the
-(decompressed) text is held at a time.
+(decompressed) text is held at a time. A line longer than a block is parsed
+token by token as it is read (tokens of at most a megabyte).
 """
 import bz2
 import gzip
@@ -11,6 +12,7 @@ import io
 import lzma
 import numbers
 import os
+import stat
 import sys
 import zlib
 
@@ -26,6 +28,7 @@ _INT32_MAX = np.iinfo(np.int32).max
 _E = _kernel.ERROR_CODES
 MAX_INDEX = _kernel.MAX_INDEX  # largest feature index a file may contain: 2**62 - 1
 _BLOCK_SIZE = 1 << 20  # bytes read (and parsed) at a time
+_MAX_TOKEN = 1 << 20  # longest token (label, index:value) read
 _FIRST_CAPACITY = (1024, 16384)  # rows, stored entries a parser starts with (grows 1.5x)
 _ALL_ROWS = sys.maxsize
 
@@ -68,7 +71,8 @@ class _Source:
     ``f`` is a path (plain, or gzip / bzip2 / xz compressed, recognised by
     extension or magic bytes), a bytes-like object or a binary file object.
     ``rereadable`` tells whether :meth:`blocks` may run more than once
-    (paths, bytes and seekable file objects).
+    (paths of regular files, bytes and seekable file objects; not a pipe, a
+    FIFO or a device such as ``/dev/stdin``, which can be read once).
     """
 
     def __init__(self, f):
@@ -95,13 +99,31 @@ class _Source:
 
     @property
     def rereadable(self):
+        if self._path is not None:
+            try:
+                return stat.S_ISREG(os.stat(self._path).st_mode)
+            except OSError:  # reported when the path is opened
+                return True
         return self._file is None or self._start is not None
 
-    def blocks(self):
-        """Yield memoryviews of consecutive blocks of whole lines (the last may lack its newline).
+    def read_once_error(self):
+        """The ValueError for a second pass over input that can be read once."""
+        what = ("the file object is not seekable" if self._path is None else
+                f"{self.name} is not a regular file (a pipe, FIFO or device, not seekable)")
+        return ValueError(
+            "iter_svmlight needs a second pass over the file to infer n_features or "
+            f"zero_based='auto', but {what}; pass n_features and zero_based=True or "
+            "False to read it in one pass (or load it whole with load_svmlight)")
 
-        Blocks hold about ``_BLOCK_SIZE`` bytes (more for a longer line). A
-        view is only valid until the next block is requested.
+    def blocks(self):
+        """Yield ``(view, partial)``: memoryviews of consecutive blocks of whole lines
+        (the last may lack its newline), or with ``partial`` the start of a line
+        longer than the buffer.
+
+        Blocks hold about ``_BLOCK_SIZE`` bytes. After a partial block the
+        generator must be sent the number of its bytes the parser consumed; the
+        rest is the start of the next block. A view is only valid until the next
+        block is requested.
         """
         block_size = _BLOCK_SIZE
         if self._passes and self._file is not None:
@@ -113,8 +135,8 @@ class _Source:
             kind = next((k for cls, k in _STREAM_KINDS if isinstance(self._file, cls)), None)
             yield from _stream_blocks(self._file, b"", block_size, kind, self.name)
         else:
-            stream, head, kind = _open_path(self._path)
-            with stream:
+            stream, head, kind, fh = _open_path(self._path)
+            with fh, stream:
                 yield from _stream_blocks(stream, head, block_size, kind, self.name)
 
 
@@ -124,18 +146,43 @@ def _text_mode_error():
 
 
 def _open_path(path):
-    """``(binary stream, bytes already read from it, compression name or None)``."""
+    """``(binary stream, bytes already read from it, compression name or None, file)``;
+    ``file`` is the opened path, to be closed with the stream.
+
+    The path is opened once: a pipe, a FIFO or ``/dev/stdin`` can be read once,
+    so compressed data recognised by its magic bytes are decompressed from the
+    bytes read, then the rest of the same file.
+    """
     ext = os.path.splitext(os.fsdecode(path))[1].lower()
     if ext in _COMPRESSED:
         opener, kind = _COMPRESSED[ext]
-        return opener(path, "rb"), b"", kind
+        stream = opener(path, "rb")
+        return stream, b"", kind, stream
     fh = open(path, "rb")  # FileNotFoundError propagates as is
     head = fh.read(6)
     for magic, (opener, kind) in _MAGIC:
         if head.startswith(magic):
-            fh.close()
-            return opener(path, "rb"), b"", kind
-    return fh, head, None
+            return opener(_Prefixed(head, fh), "rb"), b"", kind, fh
+    return fh, head, None, fh
+
+
+class _Prefixed(io.RawIOBase):
+    """A binary stream: the bytes ``head``, then the rest of the file ``fh``."""
+
+    def __init__(self, head, fh):
+        super().__init__()
+        self._head, self._fh = head, fh
+
+    def readable(self):
+        return True
+
+    def readinto(self, view):
+        if self._head:
+            n = min(len(view), len(self._head))
+            view[:n] = self._head[:n]
+            self._head = self._head[n:]
+            return n
+        return self._fh.readinto(view)
 
 
 def _memory_blocks(data, block_size):
@@ -149,37 +196,45 @@ def _memory_blocks(data, block_size):
                     or n)
         else:
             stop = n
-        yield view[start:stop]
+        yield view[start:stop], False
         start = stop
 
 
 def _stream_blocks(stream, head, block_size, kind, name):
-    """Blocks of whole lines read from ``stream``, starting with the bytes ``head``.
+    """Blocks of whole lines read from ``stream``, starting with the bytes ``head``
+    (see :meth:`_Source.blocks`).
 
-    The incomplete last line of a read is carried to the front of the next
-    one; a line longer than the buffer doubles it. ``kind`` names the
-    compression, whose errors become a ValueError naming the file.
+    The incomplete last line of a read is carried to the front of the next one. A
+    line that fills the buffer is handed over as a partial block, whose complete
+    tokens the parser consumes, so that a long line costs no more memory than
+    its rows (a token longer than the buffer doubles it, up to ``_MAX_TOKEN``).
+    ``kind`` names the compression, whose errors become a ValueError naming the
+    file.
     """
     buf = bytearray(max(block_size, 2 * len(head)))
     buf[:len(head)] = head
     filled = len(head)
     while True:
-        if filled == len(buf):
-            bigger = bytearray(2 * len(buf))
-            bigger[:filled] = buf
-            buf = bigger
+        if filled == len(buf):  # one line fills the buffer
+            consumed = yield memoryview(buf)[:filled], True
+            if consumed:
+                buf[:filled - consumed] = buf[consumed:filled]
+                filled -= consumed
+            else:  # a token as long as the buffer (the parser checked its length)
+                bigger = bytearray(2 * len(buf))
+                bigger[:filled] = buf
+                buf = bigger
         n = _read_into(stream, memoryview(buf)[filled:], kind, name)
         if not n:
             break
         end = filled + n
         cut = buf.rfind(b"\n", filled, end) + 1  # the carried part holds no newline
         if cut:
-            yield memoryview(buf)[:cut]
+            yield memoryview(buf)[:cut], False
             buf[:end - cut] = buf[cut:end]
             end -= cut
         filled = end
-    if filled:
-        yield memoryview(buf)[:filled]
+    yield memoryview(buf)[:filled], False  # also when empty: a row left open ends
 
 
 def _read_into(stream, view, kind, name):
@@ -306,15 +361,26 @@ def _feed(source, parser, n_features, zero_based, chunk_rows=_ALL_ROWS):
 
     The consumer takes the rows (:meth:`Parser.take`) at each yield.
     """
-    for block in source.blocks():
+    blocks, consumed = source.blocks(), None
+    while True:
+        try:
+            block, partial = blocks.send(consumed)
+        except StopIteration:
+            break
         pos = 0
         while True:
-            pos = parser.feed(block, pos, chunk_rows)
+            pos = parser.feed(block, pos, chunk_rows, partial)
             if parser.code:
                 raise _parse_error(parser, n_features, zero_based)
             if parser.rows < chunk_rows:
                 break
             yield
+        if partial and not pos and len(block) >= _MAX_TOKEN:
+            head = bytes(block[:40]).decode("utf-8", errors="replace")
+            raise ValueError(f"line {parser.line}: a token of more than {_MAX_TOKEN} bytes "
+                             f"(starting {head!r}); labels, indices and values are "
+                             "numbers of a few characters")
+        consumed = pos
     yield
 
 
@@ -407,7 +473,8 @@ def load_svmlight(f, n_features=None, zero_based="auto", dtype=np.float64):
     Numbers are converted exactly as ``float(token)`` converts them. The file
     is read and parsed in blocks of about a megabyte, so the memory used is
     that of the returned arrays plus one block, whatever the size of the
-    (decompressed) text.
+    (decompressed) text and of its lines (a line longer than a block is parsed
+    token by token; a token of more than a megabyte is a ValueError).
 
     Examples
     --------
@@ -460,8 +527,10 @@ def iter_svmlight(f, chunk_size=50_000, n_features=None, zero_based="auto",
     Raises
     ------
     ValueError
-        Bad options, or a non-seekable file object that would need the
-        extra pass described below: raised by the call. Malformed input
+        Bad options, or input that can be read only once (a non-seekable
+        file object, or a path to a pipe, FIFO or device such as
+        ``/dev/stdin``) that would need the extra pass described below:
+        raised by the call. Malformed input
         (``line N: ...``) or a truncated or corrupt compressed file: raised
         when iteration reaches it (during the extra pass, or after yielding
         the chunks before it).
@@ -494,11 +563,7 @@ def iter_svmlight(f, chunk_size=50_000, n_features=None, zero_based="auto",
     source = _Source(f)
     two_pass = n_features is None or zero_based == "auto"
     if two_pass and not source.rereadable:
-        raise ValueError(
-            "iter_svmlight needs a second pass over the file to infer n_features or "
-            "zero_based='auto', but the file object is not seekable; pass n_features "
-            "and zero_based=True or False to read it in one pass"
-        )
+        raise source.read_once_error()
     return _iter_chunks(source, int(chunk_size), n_features, zero_based, dtype, two_pass)
 
 

@@ -553,7 +553,9 @@ def _kernel_ogd_phase(X, y, order, Q, eta, bandwidth, buffer_size, rng):
     kernel form of FOAM's step). Only the rows in the buffers or with a coefficient
     are held dense (at most ``Q`` plus two buffers plus one), so memory does not
     grow with ``n``. Returns the support rows (dense, in the order they joined) and
-    their coefficients.
+    their coefficients; rows of one class (a first ``partial_fit`` chunk of a stream
+    sorted by label) make no support vector, and their buffer (a uniform sample of
+    at most ``buffer_size`` rows) is returned with coefficients 0.
     """
     n = X.shape[0]
     sq = np.empty(n)
@@ -606,7 +608,9 @@ def _kernel_ogd_phase(X, y, order, Q, eta, bandwidth, buffer_size, rng):
         for i in [i for i in dense if i not in held]:
             del dense[i]
     support = list(coef)
-    return rows_of(support), np.array([coef[i] for i in support])
+    if not support:  # one class so far (a partial_fit chunk): its buffered rows
+        support = buffers[0] + buffers[1]
+    return rows_of(support), np.array([coef.get(i, 0.0) for i in support])
 
 
 class NOAM(_Mapped, _BufferOGD):
@@ -626,7 +630,9 @@ class NOAM(_Mapped, _BufferOGD):
     compositions: phase 1 runs on those rows (in their order, after ``fit``'s
     shuffle draw), and phase 2 then passes over all of them (the paper continues
     the stream instead; a first chunk shorter than the collection keeps the support
-    vectors it found).
+    vectors it found, and a first chunk of one class, which gives none, takes its
+    buffered rows, a uniform sample of at most ``buffer_size``, as landmarks and
+    starts phase 2 from ``w = 0``).
 
     Parameters
     ----------
