@@ -45,8 +45,8 @@ import scipy.sparse as sp
 from aucopt._estimator import Estimator
 from aucopt._state import Array, Scalar
 from aucopt.exceptions import not_fitted_error
-from aucopt.validation import (check_count, check_positive, check_random_state, check_seed,
-                               check_X, finite_rows)
+from aucopt.validation import (auto_or_positive, check_choice, check_count, check_positive,
+                               check_random_state, check_seed, check_X, finite_rows)
 
 __all__ = ["RandomFourierFeatures", "Nystroem", "KMeansNystroem"]
 
@@ -232,20 +232,6 @@ def _check_dense_size(what, rows, cols, max_bytes):
             f"{what} would be a dense {rows} x {cols} float64 matrix ({need / 2**30:.2f} "
             f"GiB), above max_bytes={max_bytes}; use fewer components or features, or "
             "raise max_bytes")
-
-
-def _check_choice(name, value, allowed):
-    if not isinstance(value, str) or value not in allowed:
-        raise ValueError(f"{name} must be one of {list(allowed)}, got {value!r}")
-
-
-def _check_width(name, value):
-    """``"auto"`` or a positive finite number."""
-    if isinstance(value, str):
-        if value != "auto":
-            raise ValueError(f"{name} must be 'auto' or a positive number, got {value!r}")
-        return
-    check_positive(name, value)
 
 
 def _check_n_jobs(n_jobs):
@@ -527,10 +513,10 @@ class RandomFourierFeatures(_FeatureMap):
         self.max_bytes = max_bytes
 
     def _check_params(self):
-        _check_choice("kernel", self.kernel, ("gaussian", "laplacian"))
-        _check_width("sigma", self.sigma)
-        _check_choice("variant", self.variant, ("cos_phase", "sincos"))
-        _check_choice("scale", self.scale, _SCALES)
+        check_choice("kernel", self.kernel, ("gaussian", "laplacian"))
+        auto_or_positive("sigma", self.sigma)
+        check_choice("variant", self.variant, ("cos_phase", "sincos"))
+        check_choice("scale", self.scale, _SCALES)
         check_seed(self.random_state)
         self._check_common()
 
@@ -619,7 +605,7 @@ class _NystroemMap(_FeatureMap):
     """
 
     def _check_params(self):
-        _check_width("bandwidth", self.bandwidth)
+        auto_or_positive("bandwidth", self.bandwidth)
         n_eigen = self.n_eigen
         if isinstance(n_eigen, numbers.Integral) and not isinstance(n_eigen, bool):
             check_count("n_eigen", n_eigen)

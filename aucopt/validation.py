@@ -28,7 +28,7 @@ __all__ = ["check_X", "check_y", "check_random_state", "check_seed", "order_stre
            "row_source", "row_scale",
            "check_positive",
            "check_count", "check_choice", "check_fraction", "check_state_bytes",
-           "check_n_jobs", "n_threads", "MAX_STATE_BYTES"]
+           "check_n_jobs", "n_threads", "auto_or_positive", "MAX_STATE_BYTES"]
 
 def check_X(X, *, name="X", n_features=None, estimator=None):
     """Validate a feature matrix once, for any learner.
@@ -345,6 +345,16 @@ def n_threads(n_jobs):
         except AttributeError:  # not on Linux
             return os.cpu_count() or 1
     return int(n_jobs)
+
+
+def auto_or_positive(name, value, allow_zero=False):
+    """``value`` is "auto" or a finite number > 0 (>= 0 with ``allow_zero``); any
+    other string is a TypeError, as any other non-number is."""
+    if isinstance(value, str):
+        if value != "auto":
+            raise TypeError(f"{name} must be 'auto' or a positive number, got {value!r}")
+        return
+    check_positive(name, value, allow_zero=allow_zero)
 
 
 def check_choice(name, value, allowed):

@@ -436,7 +436,7 @@ def test_not_fitted_and_feature_mismatch(make):
     (RandomFourierFeatures, dict(n_components=2.5), TypeError, "n_components"),
     (RandomFourierFeatures, dict(kernel="rbf"), ValueError, "kernel"),
     (RandomFourierFeatures, dict(sigma=-1.0), ValueError, "sigma"),
-    (RandomFourierFeatures, dict(sigma="median"), ValueError, "sigma"),
+    (RandomFourierFeatures, dict(sigma="median"), TypeError, "sigma"),
     (RandomFourierFeatures, dict(sigma=[1.0]), TypeError, "sigma"),
     (RandomFourierFeatures, dict(variant="sin"), ValueError, "variant"),
     (RandomFourierFeatures, dict(scale=1.0), ValueError, "scale"),
