@@ -329,14 +329,22 @@ def check_count(name, value, minimum=1, maximum=None):
 
 
 def check_n_jobs(n_jobs):
-    """``n_jobs`` must be None, -1 (every core) or a count >= 1."""
+    """``n_jobs`` must be None, -1 or a count >= 1.
+
+    Its one meaning throughout aucopt (learners, feature maps, model selection),
+    as in scikit-learn and joblib: None is 1 thread, -1 is one thread per core
+    this process may run on (its CPU affinity where the platform reports one,
+    else ``os.cpu_count()``), a count is that many threads. :func:`n_threads`
+    resolves it.
+    """
     if n_jobs is not None and not (isinstance(n_jobs, numbers.Integral) and n_jobs == -1):
         check_count("n_jobs", n_jobs)
 
 
 def n_threads(n_jobs):
-    """The threads a valid ``n_jobs`` asks for: 1 for None, the cores this process
-    may run on for -1."""
+    """The threads ``n_jobs`` asks for (see :func:`check_n_jobs`, which it applies
+    first): 1 for None, the cores this process may run on for -1."""
+    check_n_jobs(n_jobs)
     if n_jobs is None:
         return 1
     if n_jobs == -1:
