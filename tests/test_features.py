@@ -1,4 +1,6 @@
-"""Kernel feature maps (ALGORITHMS.md 2.2-2.4): kernel approximation against brute-force
+"""Kernel feature maps (Rahimi & Recht, Random Features for Large-Scale Kernel Machines,
+2007; Zhang, Tsang & Kwok, Improved Nystrom Low-Rank Approximation and Error Analysis,
+2008): kernel approximation against brute-force
 kernels, the bandwidth heuristic, k-means against a plain numpy Lloyd loop, dense vs
 CSR, block sizes, seeding, errors and scikit-learn's transformer checks."""
 import numpy as np

@@ -1,6 +1,8 @@
-"""Linear PRSVM+ / BAM solver (ALGORITHMS.md 7.1): the pair-free loss, gradient and
-Hessian products against sums over every pair, the exact line search against breakpoint
-enumeration, the optimum against L-BFGS-B on the all-pairs objective, dense vs CSR."""
+"""Linear PRSVM+ / BAM solver (Chapelle & Keerthi, Efficient algorithms for ranking with
+SVMs, 2010; Khalid, Scalable Large Margin Pairwise Learning Algorithms, 2019, Alg. 1):
+the pair-free loss, gradient and Hessian products against sums over every pair, the exact
+line search against breakpoint enumeration, the optimum of the learner BAM against
+L-BFGS-B on the all-pairs objective, dense vs CSR."""
 import numpy as np
 import pytest
 import scipy.sparse as sp

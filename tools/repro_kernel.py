@@ -1,5 +1,8 @@
 """Reproductions of the kernelized and batch family (issue 12): D Tables 3.2/3.3, 7.3 (BAM
 column), 5.2, 6.5/6.6, 7.5; F Table II; FSAUC against SOLAM on N Table 6.3's sets.
+D = Khalid, Scalable Large Margin Pairwise Learning Algorithms (PhD dissertation,
+2019); N = Natole, PhD thesis on stochastic AUC maximization (SUNY Albany); F = Ding,
+Liu, Zhao & Hoi, Large Scale Kernel Methods for Online AUC Maximization, 2017.
 
 Only the sets we hold (SOURCES.md) are run; the papers' names are mapped to ours and
 every difference of data is in the row's ``data`` note:
@@ -21,7 +24,7 @@ every difference of data is in the row's ``data`` note:
 * ``news20`` / ``sector`` (N Table 6.3): our tasks (bydate TF-IDF labels 1..5;
   sector labels 1..10) are not N's random halves of the classes.
 
-Experiments (ALGORITHMS.md 9 and 11; the protocol pieces are the package's
+Experiments (the papers' protocols and tables; the protocol pieces are the package's
 ``aucopt.model_selection``):
 
 * ``bam_table32`` (D Tables 3.2 / 3.3): Linear RankSVM (= ``bam``), FBAM, NBAM on

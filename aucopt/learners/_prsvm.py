@@ -23,7 +23,8 @@ from aucopt._kernels import _ranksvm as K
 from aucopt._kernels._rows import RowSource
 from aucopt.validation import check_count, check_positive
 
-# ALGORITHMS.md 7.1: Alg. 1 of Khalid (2019) takes the full Newton step (line_search=None)
+# Alg. 1 of Khalid, Scalable Large Margin Pairwise Learning Algorithms (2019) takes the
+# full Newton step (line_search=None)
 LINE_SEARCHES = ("exact", "armijo", None)
 ARMIJO_SLOPE = 1e-4       # sufficient-decrease fraction of the directional derivative
 MAX_LS_TRIALS = 60        # halvings (Armijo) or bracketing trials (exact) per step
@@ -57,7 +58,7 @@ class _Objective:
 
         ``grad F = w + C X^T dL/do`` with ``dL/do_k = 2 (alpha_k yhat_k - beta_k)``.
         """
-        # ALGORITHMS.md 7.1, erratum 52: Alg. 1 prints the gradient without the factor 2
+        # Khalid 2019, Alg. 1 prints the gradient without the squared hinge's factor 2
         loss = self.loss.evaluate(o, self.grad_o)
         self.active = self.loss.active_rows()
         K.rows_combine(self.rows, self.grad_o, self.active, self.xd)

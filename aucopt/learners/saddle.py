@@ -21,7 +21,6 @@ Applied Mathematics and Statistics, 2019).
 
 The loops are in :mod:`aucopt._kernels._saddle`.
 """
-# ALGORITHMS.md sections 5.1-5.5
 import math
 
 import numpy as np
