@@ -121,7 +121,7 @@ class BAM(WeightsModel, BaseLearner):
         auto_or_positive("C", self.C)
         check_choice("C_scaling", self.C_scaling, ("per_class", "none"))
         check_positive("tol", self.tol)
-        check_count("max_newton", self.max_newton, minimum=0)
+        check_count("max_newton", self.max_newton)
         check_count("max_cg", self.max_cg)
         check_positive("cg_tol", self.cg_tol)
         if self.line_search not in LINE_SEARCHES:
