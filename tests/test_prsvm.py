@@ -11,7 +11,7 @@ from scipy.optimize import minimize
 from aucopt._kernels import _ranksvm as K
 from aucopt._kernels._rows import RowSource
 from aucopt.learners.batch import BAM
-from aucopt.learners._prsvm import _exact_step, _Objective
+from aucopt.learners._prsvm import _exact_step, PRSVMObjective
 from reference import (pair_squared_hinge_ref, prsvm_line_min_ref, prsvm_objective_ref,
                        prsvm_pairs)
 
@@ -107,7 +107,7 @@ def test_objective_gradient_hessian_product_dense_and_csr(ties):
     F_ref, g_ref, Hs_ref = prsvm_objective_ref(w, X, y, C, s)
     results = []
     for A in _both(X):
-        obj = _Objective(A, y, C)
+        obj = PRSVMObjective(A, y, C)
         o = obj.scores(w, obj.all_rows, np.empty(len(y)))
         F, g = obj.value_grad(w, o)
         Hs = obj.hess_dot(s, np.zeros(len(y)), np.empty_like(s))
@@ -153,7 +153,7 @@ def test_exact_line_search_finds_the_breakpoint_minimiser(seed):
     if g @ s >= 0:
         s = -s
     t_ref, f_ref = prsvm_line_min_ref(w, s, X, y, C)
-    obj = _Objective(X, y, C)
+    obj = PRSVMObjective(X, y, C)
     o, delta = X @ w, X @ s
     f0, _ = prsvm_objective_ref(w, X, y, C)
     t, trials = _exact_step(obj, o, delta, w @ s, s @ s, w @ w, f0, g @ s)
@@ -212,6 +212,23 @@ def test_per_class_scaling_weighs_the_sum_by_both_class_sizes():
     np.testing.assert_allclose(scaled.coef_, raw.coef_, rtol=1e-12, atol=1e-14)
 
 
+@pytest.mark.parametrize("sparse", [False, True])
+def test_objective_of_the_fitted_learner_equals_the_sum_over_all_pairs(sparse):
+    X, y = _data(11, n=45, d=6)
+    labels = np.where(y > 0, "spam", "ham")  # any two labels; the larger is positive
+    A = sp.csr_matrix(X) if sparse else X
+    clf = BAM(C=0.5, max_newton=3).fit(A, labels)
+    X_new, y_new = _data(12, n=30, d=6)
+    F_ref, g_ref = prsvm_objective_ref(clf.coef_, X_new, y_new, clf.C_)
+    A_new = sp.csr_matrix(X_new) if sparse else X_new
+    labels_new = np.where(y_new > 0, "spam", "ham")
+    np.testing.assert_allclose(clf.objective(A_new, labels_new), F_ref, rtol=1e-12)
+    F, g = clf.objective(A_new, labels_new, gradient=True)
+    np.testing.assert_allclose(F, F_ref, rtol=1e-12)
+    np.testing.assert_allclose(g, g_ref, rtol=1e-11, atol=1e-11 * np.abs(g_ref).max())
+    np.testing.assert_allclose(clf.objective(A, labels), clf.objective_, rtol=1e-12)
+
+
 def test_dense_and_csr_fits_are_identical():
     X, y = _data(8, n=60, d=10, density=0.3)
     fits = [_bam(C=0.5).fit(A, y) for A in _both(X)]
@@ -247,15 +264,15 @@ def test_errors_name_the_problem():
     X, y = _data(0, n=10, d=3)
     # the solver's data checks (the learner passes its validated rows and labels)
     with pytest.raises(ValueError, match="at least one of each"):
-        _Objective(X, np.ones(10), 1.0)
+        PRSVMObjective(X, np.ones(10), 1.0)
     with pytest.raises(ValueError, match="10 rows but y has 9"):
-        _Objective(X, y[:9], 1.0)
+        PRSVMObjective(X, y[:9], 1.0)
     with pytest.raises(ValueError, match="only -1.0 and \\+1.0"):
-        _Objective(X, np.where(y > 0, 1.0, 0.0), 1.0)
+        PRSVMObjective(X, np.where(y > 0, 1.0, 0.0), 1.0)
     with pytest.raises(TypeError, match="float64"):
-        _Objective(X, y.astype(np.int64), 1.0)
+        PRSVMObjective(X, y.astype(np.int64), 1.0)
     with pytest.raises(TypeError, match="C-contiguous float64"):
-        _Objective(np.asfortranarray(X), y, 1.0)
+        PRSVMObjective(np.asfortranarray(X), y, 1.0)
     # the learner's parameter checks, before any state changes
     with pytest.raises(ValueError, match="C must be finite"):
         BAM(C=0.0).fit(X, y)

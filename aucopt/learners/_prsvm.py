@@ -28,7 +28,7 @@ MAX_LS_TRIALS = 60        # halvings (Armijo) or bracketing trials (exact) per s
 EXACT_LS_RTOL = 1e-10     # |phi'(t)| <= EXACT_LS_RTOL |phi'(0)| ends the exact search
 
 
-class _Objective:
+class PRSVMObjective:
     """``F(w)`` on one data set: scores, loss state and the products CG needs."""
 
     def __init__(self, X, y, C):
@@ -50,17 +50,20 @@ class _Objective:
         K.rows_dot(self.rows, w, rows, out)
         return out
 
+    def value(self, w, o):
+        """``F(w)`` for scores ``o = X w``; freezes the active pairs."""
+        return 0.5 * K.dot(w, w) + self.C * self.loss.evaluate(o, self.grad_o)
+
     def value_grad(self, w, o):
         """``F(w)`` and ``grad F(w)`` for scores ``o = X w``; freezes the active pairs.
 
         ``grad F = w + C X^T dL/do`` with ``dL/do_k = 2 (alpha_k yhat_k - beta_k)``.
         """
         # Khalid 2019, Alg. 1 prints the gradient without the squared hinge's factor 2
-        loss = self.loss.evaluate(o, self.grad_o)
+        value = self.value(w, o)
         self.active = self.loss.active_rows()
         K.rows_combine(self.rows, self.grad_o, self.active, self.xd)
-        grad = w + self.C * self.xd
-        return 0.5 * K.dot(w, w) + self.C * loss, grad
+        return value, w + self.C * self.xd
 
     def hess_dot(self, p, xp, out):
         """``out = H p = p + 2 C X^T (alpha * X p - gamma)``; ``xp[active] = X p``."""
@@ -208,7 +211,7 @@ class PRSVMSolver:
     """
 
     def __init__(self, X, y, C, *, tol, max_newton, max_cg, cg_tol, line_search):
-        self.obj = _Objective(X, y, float(C))
+        self.obj = PRSVMObjective(X, y, float(C))
         self.tol, self.max_newton, self.max_cg, self.cg_tol = tol, max_newton, max_cg, cg_tol
         self.line_search = line_search
         n, d = self.obj.rows.n_rows, self.obj.rows.n_features
