@@ -308,12 +308,6 @@ def _cmd_eval(args, out):
           file=out)
 
 
-def _demo_preprocessing(cls):
-    """How the demo prepares the bundled data for a learner: its own advice, or
-    standardisation (zero mean, unit variance), the usual choice for dense data."""
-    return getattr(cls, "_demo_scaling", "standard")
-
-
 def _cmd_demo(args, out):
     import aucopt
     from aucopt.datasets import Scaler, load, split
@@ -322,7 +316,7 @@ def _cmd_demo(args, out):
     cls = get_class(args.learner)
     X, y = load(DEMO_DATASET)
     X_train, X_test, y_train, y_test = split(X, y, test_size=0.2, random_state=0)
-    method = _demo_preprocessing(cls)
+    method = "standard"  # zero mean, unit variance: the usual choice for dense data
     scaler = Scaler(method).fit(X_train.toarray())
     X_train, X_test = scaler.transform(X_train.toarray()), scaler.transform(X_test.toarray())
     params = {"random_state": 0} if "random_state" in cls._get_param_names() else {}

@@ -34,7 +34,6 @@ depends on the matrix shape.
 """
 import math
 import numbers
-import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
@@ -45,8 +44,9 @@ import scipy.sparse as sp
 from aucopt._estimator import Estimator
 from aucopt._state import Array, Scalar
 from aucopt.exceptions import not_fitted_error
-from aucopt.validation import (check_count, check_positive, check_random_state, check_seed,
-                               check_X, finite_rows)
+from aucopt.validation import (auto_or_positive, check_choice, check_count, check_n_jobs,
+                               check_positive, check_random_state, check_seed, check_X,
+                               finite_rows, n_threads)
 
 __all__ = ["RandomFourierFeatures", "Nystroem", "KMeansNystroem"]
 
@@ -234,25 +234,6 @@ def _check_dense_size(what, rows, cols, max_bytes):
             "raise max_bytes")
 
 
-def _check_choice(name, value, allowed):
-    if not isinstance(value, str) or value not in allowed:
-        raise ValueError(f"{name} must be one of {list(allowed)}, got {value!r}")
-
-
-def _check_width(name, value):
-    """``"auto"`` or a positive finite number."""
-    if isinstance(value, str):
-        if value != "auto":
-            raise ValueError(f"{name} must be 'auto' or a positive number, got {value!r}")
-        return
-    check_positive(name, value)
-
-
-def _check_n_jobs(n_jobs):
-    if n_jobs is not None and n_jobs != -1:
-        check_count("n_jobs", n_jobs)
-
-
 def _for_blocks(n_rows, block_size, n_jobs, work):
     """Call ``work(lo, hi)`` on consecutive blocks of rows, in ``n_jobs`` threads.
 
@@ -265,8 +246,7 @@ def _for_blocks(n_rows, block_size, n_jobs, work):
     """
     starts = iter(range(0, n_rows, block_size))
     n_blocks = -(-n_rows // block_size)
-    workers = 1 if n_jobs is None else (os.cpu_count() or 1) if n_jobs == -1 else n_jobs
-    workers = min(workers, n_blocks)
+    workers = min(n_threads(n_jobs), n_blocks)
     if workers <= 1:
         for lo in starts:
             work(lo, min(lo + block_size, n_rows))
@@ -344,7 +324,7 @@ class _FeatureMap(Estimator):
             check_count("n_components", self.n_components)
         check_count("block_size", self.block_size)
         check_count("max_bytes", self.max_bytes)
-        _check_n_jobs(self.n_jobs)
+        check_n_jobs(self.n_jobs)
 
     def _auto_components(self):
         return isinstance(self.n_components, str)  # "auto" (checked by _check_common)
@@ -392,7 +372,7 @@ class _FeatureMap(Estimator):
             raise not_fitted_error(f"This {type(self).__name__} instance is not fitted "
                                    "yet; call fit with training data first")
         check_count("block_size", self.block_size)
-        _check_n_jobs(self.n_jobs)
+        check_n_jobs(self.n_jobs)
         X = check_X(X, n_features=self.n_features_in_, estimator=type(self).__name__)
         shape = (X.shape[0], self.n_features_out_)
         if out is None:
@@ -527,10 +507,10 @@ class RandomFourierFeatures(_FeatureMap):
         self.max_bytes = max_bytes
 
     def _check_params(self):
-        _check_choice("kernel", self.kernel, ("gaussian", "laplacian"))
-        _check_width("sigma", self.sigma)
-        _check_choice("variant", self.variant, ("cos_phase", "sincos"))
-        _check_choice("scale", self.scale, _SCALES)
+        check_choice("kernel", self.kernel, ("gaussian", "laplacian"))
+        auto_or_positive("sigma", self.sigma)
+        check_choice("variant", self.variant, ("cos_phase", "sincos"))
+        check_choice("scale", self.scale, _SCALES)
         check_seed(self.random_state)
         self._check_common()
 
@@ -619,7 +599,7 @@ class _NystroemMap(_FeatureMap):
     """
 
     def _check_params(self):
-        _check_width("bandwidth", self.bandwidth)
+        auto_or_positive("bandwidth", self.bandwidth)
         n_eigen = self.n_eigen
         if isinstance(n_eigen, numbers.Integral) and not isinstance(n_eigen, bool):
             check_count("n_eigen", n_eigen)

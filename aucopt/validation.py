@@ -28,7 +28,7 @@ __all__ = ["check_X", "check_y", "check_random_state", "check_seed", "order_stre
            "row_source", "row_scale",
            "check_positive",
            "check_count", "check_choice", "check_fraction", "check_state_bytes",
-           "check_n_jobs", "n_threads", "MAX_STATE_BYTES"]
+           "check_n_jobs", "n_threads", "auto_or_positive", "MAX_STATE_BYTES"]
 
 def check_X(X, *, name="X", n_features=None, estimator=None):
     """Validate a feature matrix once, for any learner.
@@ -329,14 +329,22 @@ def check_count(name, value, minimum=1, maximum=None):
 
 
 def check_n_jobs(n_jobs):
-    """``n_jobs`` must be None, -1 (every core) or a count >= 1."""
+    """``n_jobs`` must be None, -1 or a count >= 1.
+
+    Its one meaning throughout aucopt (learners, feature maps, model selection),
+    as in scikit-learn and joblib: None is 1 thread, -1 is one thread per core
+    this process may run on (its CPU affinity where the platform reports one,
+    else ``os.cpu_count()``), a count is that many threads. :func:`n_threads`
+    resolves it.
+    """
     if n_jobs is not None and not (isinstance(n_jobs, numbers.Integral) and n_jobs == -1):
         check_count("n_jobs", n_jobs)
 
 
 def n_threads(n_jobs):
-    """The threads a valid ``n_jobs`` asks for: 1 for None, the cores this process
-    may run on for -1."""
+    """The threads ``n_jobs`` asks for (see :func:`check_n_jobs`, which it applies
+    first): 1 for None, the cores this process may run on for -1."""
+    check_n_jobs(n_jobs)
     if n_jobs is None:
         return 1
     if n_jobs == -1:
@@ -345,6 +353,16 @@ def n_threads(n_jobs):
         except AttributeError:  # not on Linux
             return os.cpu_count() or 1
     return int(n_jobs)
+
+
+def auto_or_positive(name, value, allow_zero=False):
+    """``value`` is "auto" or a finite number > 0 (>= 0 with ``allow_zero``); any
+    other string is a TypeError, as any other non-number is."""
+    if isinstance(value, str):
+        if value != "auto":
+            raise TypeError(f"{name} must be 'auto' or a positive number, got {value!r}")
+        return
+    check_positive(name, value, allow_zero=allow_zero)
 
 
 def check_choice(name, value, allowed):

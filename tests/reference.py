@@ -1,7 +1,10 @@
 """Slow, plainly written reference implementations used by the test-suite.
 
-Every function here favours obviousness over speed: it follows the formula of
-ALGORITHMS.md literally so the fast code in ``aucopt`` can be checked against
+Every function here favours obviousness over speed: it follows the papers' formulas
+literally (D = Khalid, Scalable Large Margin Pairwise Learning Algorithms, 2019; N =
+Natole's PhD thesis on stochastic AUC maximization; O = Gao et al., One-Pass AUC
+Optimization, 2013; A = AlQuabeh & Abdurahimov, Pairwise Learning via Stagewise
+Training in Proximal Setting, 2022) so the fast code in ``aucopt`` can be checked against
 it. Labels are in {-1, +1} or {0, 1} (positive = the value 1); scores are
 finite floats. Keep this a flat module of documented functions; append new
 references at the end.
@@ -22,7 +25,7 @@ def _pos_mask(y):
 def auc_pairs(y, s):
     """Exact AUC by counting every (positive, negative) pair: O(n+ n-) time.
 
-    ALGORITHMS.md 1.1: ``AUC = 1/(n+ n-) sum_{i pos} sum_{j neg}
+    Ties count 1/2: ``AUC = 1/(n+ n-) sum_{i pos} sum_{j neg}
     (I[s_i > s_j] + 0.5 I[s_i = s_j])``. The pair count is accumulated in
     Python integers (wins count 2, ties count 1) so the only rounding is the
     final division.
@@ -44,7 +47,7 @@ def auc_pairs(y, s):
 def roc_points_bruteforce(y, s):
     """ROC points ``(fpr, tpr, thresholds)`` by trying every threshold.
 
-    ALGORITHMS.md 1.2: the first point is (0, 0) with threshold +inf, then for
+    The first point is (0, 0) with threshold +inf, then for
     each distinct score ``t`` in decreasing order the point obtained by
     predicting positive iff ``score >= t``. Each point is recomputed from
     scratch over all samples (O(n * distinct) time).
@@ -67,7 +70,8 @@ def roc_points_bruteforce(y, s):
 def optroc_bruteforce(y, s, slope=None):
     """OPTROC accuracy and threshold by trying every operating point.
 
-    Candidates (ALGORITHMS.md 1.2): predict positive iff ``score > t`` with
+    Candidates (MATLAB perfcurve's OPTROC point, unit costs): predict positive iff
+    ``score > t`` with
     ``t`` = the max score (all negative), every midpoint between consecutive
     distinct scores, and ``min score - 1`` (all positive), visited from the
     all-negative end. The first candidate maximising ``TPR - slope * FPR``
@@ -107,7 +111,7 @@ def optroc_bruteforce(y, s, slope=None):
 
 def hinge_pair_steps(X, pos_rows, neg_rows, lam, t0, rskip, rule="subgradient",
                      askip=0, avg_power=0.0):
-    """SAM / ASAM / PSAM steps written plainly (dissertation 000 Alg. 10 / 11).
+    """SAM / ASAM / PSAM steps written plainly (D Alg. 10 / 11).
 
     ``rule="subgradient"``: ``w += eta z`` when ``w.z < 1``; ``rule="prox"``:
     ``w = hinge_prox(w, z, eta)``. Scheduled shrink every ``rskip`` steps; with
@@ -122,7 +126,8 @@ def hinge_pair_steps(X, pos_rows, neg_rows, lam, t0, rskip, rule="subgradient",
 
 def hinge_prox(w, z, lam):
     """``argmin_v lam max(0, 1 - v.z) + 1/2 ||v - w||^2`` in closed form
-    (dissertation 000 Appendix A, corrected): ``w + lam clip((1 - w.z) /
+    (D Appendix A, corrected: sign, ``z`` for ``g``, the step clipped to [0, 1]):
+    ``w + lam clip((1 - w.z) /
     (lam ||z||^2), 0, 1) z``; ``w`` itself when ``z = 0``."""
     zz = z @ z
     if zz == 0.0:
@@ -131,7 +136,7 @@ def hinge_prox(w, z, lam):
 
 
 def square_prox_pair_steps(X, pos_rows, neg_rows, step, weight, l1, l2, w=None):
-    """adaDSGD inner steps (paper 003 Alg. 1, eqs. 10-11, 24 corrected), with the
+    """adaDSGD inner steps (A Alg. 1, eqs. 10-11, 24 corrected), with the
     elastic-net prox applied to EVERY coordinate at every step::
 
         w <- w + step weight 2 (1 - w.z) z ;  w <- soft(w, step l1) / (1 + step l2)
@@ -164,8 +169,8 @@ def pairwise_hinge_objective(w, X, y, lam):
 # ---- buffered online learners: OAM_seq, OAM_gra, CBR, CBR-diag (issue 4)
 
 def buffer_update(buf, n_seen, t, x, capacity, policy, u=0.0, r=0.0):
-    """UpdateBuffer of ALGORITHMS.md 2.1 on a Python list of ``(t, x)`` kept in
-    iteration order. ``n_seen`` already counts ``x`` (dissertation Alg. 5's M_{t+1}).
+    """UpdateBuffer (D Sec. 4.3) on a Python list of ``(t, x)`` kept in
+    iteration order. ``n_seen`` already counts ``x`` (D Alg. 5's M_{t+1}).
 
     reservoir (Alg. 5): append while not full, else if ``u < M / n_seen`` replace
     slot ``floor(r M)``; FIFO: append, dropping the oldest when full.
@@ -211,7 +216,7 @@ def scw_alpha_u(m, v, C, phi):
 
 
 def cbr_step(mu, Sigma, z, y, C, phi, beta_form="scw"):
-    """One CBR pair (Prop. 1 with errata 11-12): the dense SCW-I update with the
+    """One CBR pair (D Prop. 1, corrected to SCW's beta): the dense SCW-I update with the
     outer product ``Sigma z z' Sigma``; ``beta_form='dissertation'`` uses the
     printed ``alpha phi / sqrt(u + v alpha phi)``. Pairs with ``v <= 0`` or
     ``alpha == 0`` leave the model as it is."""
@@ -231,7 +236,7 @@ def cbr_step(mu, Sigma, z, y, C, phi, beta_form="scw"):
 
 
 def cbr_diag_step(mu, G, z, y, C, phi, diag_update="precision"):
-    """One CBR-diag pair (Prop. 2): ``precision`` = ALGORITHMS.md 3.3's resolution
+    """One CBR-diag pair (Prop. 2): ``precision`` = D Prop. 2 corrected
     (``v = sum z^2/G``, ``G += alpha phi / sqrt(u) z^2``); ``dissertation`` = as
     printed (``v = sum z^2/(G + C)``, ``G += beta z^2``). ``mu += alpha y z / G``."""
     v = np.sum(z**2 / (G + C)) if diag_update == "dissertation" else np.sum(z**2 / G)
@@ -250,7 +255,7 @@ def cbr_diag_step(mu, G, z, y, C, phi, diag_update="precision"):
 
 def buffered_run(X, y, rule, C=1.0, capacity=50, policy="fifo", draws=None, eta=0.7,
                  literal=False):
-    """The whole buffered loop (ALGORITHMS.md 3; dissertation Alg. 4, thesis Alg. 4),
+    """The whole buffered loop (D Alg. 4, N Alg. 4),
     plainly: per arrival, count it, update its class's buffer, then update the model
     against the opposite buffer in iteration order with ``z = x_t - x``.
     ``rule`` in {'oam_seq', 'oam_gra', 'cbr', 'cbr_diag'}; OAM uses
@@ -304,7 +309,7 @@ def opauc_bruteforce_gradient(w, x, y, X_opp, lam):
 
 
 def opauc_steps_ref(X, y, eta, lam, ada=None, delta=0.5):
-    """OPAUC (O Alg. 1) or, with ``ada=True``, AdaOAM (N Alg. 9, ALGORITHMS.md 4.3),
+    """OPAUC (O Alg. 1) or, with ``ada=True``, AdaOAM (N Alg. 9, Euclidean projection),
     over the rows in order, with the brute-force gradient over all stored rows.
     Returns the final ``w``."""
     X = np.asarray(X, dtype=np.float64)
@@ -329,7 +334,8 @@ def opauc_steps_ref(X, y, eta, lam, ada=None, delta=0.5):
 
 
 def opaucr_steps_ref(X, y, rho, eta, lam):
-    """OPAUCr (O eqs. 6-11, ALGORITHMS.md 4.2) with dense ``w`` and explicit sketches:
+    """OPAUCr (O eqs. 6-11, scaled and centred as corrected) with dense ``w`` and explicit
+    sketches:
     ``Z_c = sum x r^T``, ``q_c = sum r``, ``S_hat w = Zc Zc^T w / T``, ``Zc = Z - c q^T``.
     ``rho[i]`` is row i's draw (already scaled by 1/sqrt(tau)). Returns ``(w, Z, q)``
     with Z, q indexed by class (0 negative, 1 positive)."""
@@ -360,7 +366,8 @@ def opaucr_steps_ref(X, y, rho, eta, lam):
 
 
 def uniexp_steps_ref(X, y, eta):
-    """Online Uni-Exp as reconstructed in ALGORITHMS.md 4.4."""
+    """Online Uni-Exp as reconstructed from Kotlowski et al., Bipartite Ranking through
+    Minimization of Univariate Loss, 2011."""
     X = np.asarray(X, dtype=np.float64)
     w = np.zeros(X.shape[1])
     T = {1.0: 0, -1.0: 0}
@@ -382,7 +389,7 @@ def saddle_grads_ref(w, a, b, alpha, x, y, p):
 
 
 def solam_steps_ref(X, y, eta, lam, R, kappa, n_epochs=1):
-    """SOLAM / regSOLAM (N Alg. 10 / 18, ALGORITHMS.md 5.1-5.2): gamma_t = eta/sqrt(t),
+    """SOLAM / regSOLAM (N Alg. 10 / 18, alpha by ascent): gamma_t = eta/sqrt(t),
     running p_hat, projected descent in (w, a, b), ascent in alpha, gamma-weighted
     averages of the pre-update iterates. Returns ``(wbar, abar, bbar, alphabar)``."""
     X = np.asarray(X, dtype=np.float64)
@@ -416,7 +423,7 @@ def solam_steps_ref(X, y, eta, lam, R, kappa, n_epochs=1):
 
 def spam_steps_ref(X, y, order, m_pos, m_neg, p, lam, lam1, eta, t0, invsqrt=False,
                    w=None, t=0):
-    """SPAM-L2 (``lam1 = 0``) / SPAM-NET (N Alg. 20, ALGORITHMS.md 5.4) over X[order]:
+    """SPAM-L2 (``lam1 = 0``) / SPAM-NET (N Alg. 20) over X[order]:
     a(w) = w.m+, b(w) = w.m-, alpha(w) = b - a recomputed from w at every step, the
     prox applied to every coordinate. Returns ``(w, t)``."""
     X = np.asarray(X, dtype=np.float64)
@@ -432,8 +439,8 @@ def spam_steps_ref(X, y, order, m_pos, m_neg, p, lam, lam1, eta, t0, invsqrt=Fal
 
 
 def spdam_objective_ref(w, X, y, lam, scaling="consistent"):
-    """SPDAM's primal objective (N eq. 5.8 after the dual maximisation, ALGORITHMS.md
-    5.5 resolution (A); ``scaling="printed"`` uses sqrt(2 p_y)):
+    """SPDAM's primal objective (N eq. 5.8 after the dual maximisation, rows
+    transformed with sqrt(p_y); ``scaling="printed"`` uses sqrt(2 p_y)):
     ``(1/2n) sum (w.xt_i)^2 + 1/2 (bvec.w)^2 + bvec.w + lam/2 ||w||^2``."""
     X = np.asarray(X, dtype=np.float64)
     pos = y > 0
@@ -445,7 +452,7 @@ def spdam_objective_ref(w, X, y, lam, scaling="consistent"):
     return (np.sum((Xt @ w) ** 2) / (2 * len(y)) + 0.5 * (bvec @ w) ** 2 + bvec @ w
             + 0.5 * lam * (w @ w))
 
-# ---- batch pairwise learner BAM = linear PRSVM+ (ALGORITHMS.md 7.1)
+# ---- batch pairwise learner BAM = linear PRSVM+ (Chapelle & Keerthi 2010; D Alg. 1)
 
 
 def prsvm_pairs(X, y):

@@ -1,4 +1,4 @@
-"""The layering of DESIGN.md: no import circle in aucopt/, the base imports neither the
+"""The package's layering: no import circle in aucopt/, the base imports neither the
 registry nor the package face, learner modules never import the registry."""
 import ast
 import pathlib

@@ -1,4 +1,5 @@
-"""Buffered online learners (ALGORITHMS.md 2.1, 3.1-3.3): OAM_seq, OAM_gra, CBR,
+"""Buffered online learners (Zhao et al., Online AUC Maximization, 2011; Khalid, Scalable
+Large Margin Pairwise Learning Algorithms, 2019, Ch. 4): OAM_seq, OAM_gra, CBR,
 CBR-diag. Family checks only (the generic contract is tests/test_contract.py):
 update steps and whole streams against tests/reference.py, reservoir / FIFO
 semantics, the sparse pool, the numerical guards, CBR's pending covariance terms,

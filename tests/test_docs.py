@@ -1,6 +1,6 @@
 """User-facing text cites papers by author, title and year: no pointers to files a
 user of the package does not have (the project's research notes), in docstrings of
-public objects, CLI help or the README. Code comments may keep such pointers."""
+public objects, CLI help or the README, nor in code comments."""
 import importlib
 import inspect
 import pathlib
@@ -60,3 +60,22 @@ def test_readme_and_cli_help_do_not_point_at_research_notes(capsys):
 def test_every_learner_docstring_names_its_paper(name):
     doc = inspect.getdoc(aucopt.registry.get_class(name)) or ""
     assert re.search(r"\b(19|20)\d\d\b", doc), f"{name}: no year of a cited paper"
+
+
+# Code comments too: the research notes (their specification, design notes and list of
+# errata) are not in the repository, so the source says what it means and cites papers.
+NOTE_POINTER = re.compile(r"ALGORITHMS\.md|DESIGN\.md|\bDESIGN\b|(?i:\berrat(um|a)\b)")
+SOURCE_SUFFIXES = {".py", ".pyx", ".pxd", ".md", ".sh", ".txt", ".cfg", ".toml"}
+
+
+def test_source_does_not_point_at_research_notes():
+    root = pathlib.Path(__file__).resolve().parents[1]
+    me = pathlib.Path(__file__).resolve()
+    files = [p for folder in ("aucopt", "tools", "tests") if (root / folder).is_dir()
+             for p in sorted((root / folder).rglob("*"))
+             if p.suffix in SOURCE_SUFFIXES and p.resolve() != me]
+    assert any(p.name == "base.py" for p in files)  # the walk found the package
+    hits = [f"{p.relative_to(root)}:{n}: {m.group(0)}" for p in files
+            for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
+            for m in [NOTE_POINTER.search(line)] if m]
+    assert not hits, hits[:20]

@@ -1,4 +1,6 @@
-"""Kernel feature maps (ALGORITHMS.md 2.2-2.4): kernel approximation against brute-force
+"""Kernel feature maps (Rahimi & Recht, Random Features for Large-Scale Kernel Machines,
+2007; Zhang, Tsang & Kwok, Improved Nystrom Low-Rank Approximation and Error Analysis,
+2008): kernel approximation against brute-force
 kernels, the bandwidth heuristic, k-means against a plain numpy Lloyd loop, dense vs
 CSR, block sizes, seeding, errors and scikit-learn's transformer checks."""
 import numpy as np
@@ -436,7 +438,7 @@ def test_not_fitted_and_feature_mismatch(make):
     (RandomFourierFeatures, dict(n_components=2.5), TypeError, "n_components"),
     (RandomFourierFeatures, dict(kernel="rbf"), ValueError, "kernel"),
     (RandomFourierFeatures, dict(sigma=-1.0), ValueError, "sigma"),
-    (RandomFourierFeatures, dict(sigma="median"), ValueError, "sigma"),
+    (RandomFourierFeatures, dict(sigma="median"), TypeError, "sigma"),
     (RandomFourierFeatures, dict(sigma=[1.0]), TypeError, "sigma"),
     (RandomFourierFeatures, dict(variant="sin"), ValueError, "variant"),
     (RandomFourierFeatures, dict(scale=1.0), ValueError, "scale"),

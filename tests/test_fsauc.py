@@ -16,7 +16,9 @@ from aucopt._kernels._rows import RowSource
 from aucopt.datasets import Scaler, load, split
 from aucopt.learners._fsauc_core import (fsauc_fit, fsauc_gradient_bound, fsauc_lemma1,
                                          fsauc_schedule)
+from aucopt.learners.saddle import FSAUC
 from aucopt.metrics import roc_auc
+from aucopt.model_selection import clone
 from reference import fsauc_dykstra_ref, fsauc_project_ref, fsauc_ref, fsauc_stage_ref
 
 
@@ -247,3 +249,20 @@ def test_ctrl_c_interrupts_a_long_stage(sigint):
                     5.0, 1.0, math.inf)
     timer.join()
     assert time.perf_counter() - start < 1.0
+
+
+def test_gradient_bound_is_the_default_G_on_the_data():
+    X, y = _data(3, n=200, d=5)
+    kappa = np.sqrt((X ** 2).sum(axis=1).max())
+    clf = FSAUC(R=2.0, random_state=5)
+    bound = clf.gradient_bound(X)
+    np.testing.assert_allclose(bound, fsauc_gradient_bound(kappa, 2.0), rtol=1e-14)
+    assert clf.gradient_bound(sp.csr_matrix(X)) == bound
+    assert clf.gradient_bound(X, R=1.0) == fsauc_gradient_bound(float(np.sqrt(
+        np.max(np.einsum("ij,ij->i", X, X)))), 1.0)
+    default = clone(clf).fit(X, y).coef_
+    np.testing.assert_array_equal(clone(clf).set_params(G=bound).fit(X, y).coef_, default)
+    auto = FSAUC()  # R="auto": its value on X, the centre of the search space
+    assert auto.gradient_bound(X) == auto.gradient_bound(X, R=auto.search_space(X)["R"][2])
+    with pytest.raises(ValueError, match="R must be finite"):
+        auto.gradient_bound(X, R=-1.0)

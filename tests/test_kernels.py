@@ -1,4 +1,4 @@
-"""Shared kernels (ALGORITHMS.md 0.1) against plain numpy: row source (and its CSR
+"""Shared kernels against plain numpy: row source (and its CSR
 structure checks), the weight primitive with maintained norm, exact lazy averaging and
 an undo journal, the lazy elastic-net weights."""
 import numpy as np

@@ -1,4 +1,4 @@
-"""Tests for aucopt.metrics (ALGORITHMS.md 1.1 and 1.2)."""
+"""Tests for aucopt.metrics: AUC with ties counted 1/2, ROC points, OPTROC accuracy."""
 import numpy as np
 import pytest
 

@@ -1,6 +1,8 @@
-"""Linear PRSVM+ / BAM solver (ALGORITHMS.md 7.1): the pair-free loss, gradient and
-Hessian products against sums over every pair, the exact line search against breakpoint
-enumeration, the optimum against L-BFGS-B on the all-pairs objective, dense vs CSR."""
+"""Linear PRSVM+ / BAM solver (Chapelle & Keerthi, Efficient algorithms for ranking with
+SVMs, 2010; Khalid, Scalable Large Margin Pairwise Learning Algorithms, 2019, Alg. 1):
+the pair-free loss, gradient and Hessian products against sums over every pair, the exact
+line search against breakpoint enumeration, the optimum of the learner BAM against
+L-BFGS-B on the all-pairs objective, dense vs CSR."""
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -9,7 +11,8 @@ from scipy.optimize import minimize
 import aucopt
 from aucopt._kernels import _ranksvm as K
 from aucopt._kernels._rows import RowSource
-from aucopt.learners._prsvm import _exact_step, _Objective, prsvm_fit
+from aucopt.learners.batch import BAM
+from aucopt.learners._prsvm import _exact_step, PRSVMObjective
 from reference import (pair_squared_hinge_ref, prsvm_line_min_ref, prsvm_objective_ref,
                        prsvm_pairs)
 
@@ -105,7 +108,7 @@ def test_objective_gradient_hessian_product_dense_and_csr(ties):
     F_ref, g_ref, Hs_ref = prsvm_objective_ref(w, X, y, C, s)
     results = []
     for A in _both(X):
-        obj = _Objective(A, y, C)
+        obj = PRSVMObjective(A, y, C)
         o = obj.scores(w, obj.all_rows, np.empty(len(y)))
         F, g = obj.value_grad(w, o)
         Hs = obj.hess_dot(s, np.zeros(len(y)), np.empty_like(s))
@@ -151,7 +154,7 @@ def test_exact_line_search_finds_the_breakpoint_minimiser(seed):
     if g @ s >= 0:
         s = -s
     t_ref, f_ref = prsvm_line_min_ref(w, s, X, y, C)
-    obj = _Objective(X, y, C)
+    obj = PRSVMObjective(X, y, C)
     o, delta = X @ w, X @ s
     f0, _ = prsvm_objective_ref(w, X, y, C)
     t, trials = _exact_step(obj, o, delta, w @ s, s @ s, w @ w, f0, g @ s)
@@ -171,15 +174,20 @@ def _lbfgs_optimum(X, y, C):
     return res.fun
 
 
+def _bam(**params):
+    """The learner that runs the solver, on the raw objective (``C_ = C``)."""
+    return BAM(C_scaling="none", **params)
+
+
 @pytest.mark.parametrize("line_search", ["exact", "armijo", None])
 @pytest.mark.parametrize("C", [0.01, 0.3, 10.0])
 def test_optimum_matches_lbfgs_on_all_pairs(line_search, C):
     X, y = _data(6, n=36, d=5)
     f_ref = _lbfgs_optimum(X, y, C)
-    w, info = prsvm_fit(X, y, C, tol=1e-9, cg_tol=1e-6, line_search=line_search)
-    f, _ = prsvm_objective_ref(w, X, y, C)
-    assert info["stop"] == "tol"
-    np.testing.assert_allclose(info["objective"], f, rtol=1e-10)
+    clf = _bam(C=C, tol=1e-9, cg_tol=1e-6, line_search=line_search).fit(X, y)
+    f, _ = prsvm_objective_ref(clf.coef_, X, y, C)
+    assert clf.stop_reason_ == "tol"
+    np.testing.assert_allclose(clf.objective_, f, rtol=1e-10)
     assert abs(f - f_ref) <= 1e-6 * f_ref
 
 
@@ -187,38 +195,61 @@ def test_default_tolerances_give_objective_within_1e_3():
     X, y = _data(7, n=50, d=8)
     C = 1.0
     f_ref = _lbfgs_optimum(X, y, C)
-    w, info = prsvm_fit(X, y, C)
-    f, g = prsvm_objective_ref(w, X, y, C)
+    clf = _bam(C=C).fit(X, y)
+    f, g = prsvm_objective_ref(clf.coef_, X, y, C)
     _, g0 = prsvm_objective_ref(np.zeros(8), X, y, C)
-    assert info["stop"] == "tol"
+    assert clf.stop_reason_ == "tol"
     assert np.linalg.norm(g) <= 1e-3 * np.linalg.norm(g0) * (1 + 1e-9)
-    np.testing.assert_allclose(info["grad_norm"], np.linalg.norm(g), rtol=1e-8)
+    np.testing.assert_allclose(clf.objective_, f, rtol=1e-10)
     assert f - f_ref <= 1e-3 * f_ref
+
+
+def test_per_class_scaling_weighs_the_sum_by_both_class_sizes():
+    X, y = _data(10, n=40, d=5)
+    n_pos, n_neg = np.sum(y > 0), np.sum(y < 0)
+    scaled = BAM(C=2.0, tol=1e-9, cg_tol=1e-6).fit(X, y)
+    raw = _bam(C=2.0 * (1 / n_pos + 1 / n_neg), tol=1e-9, cg_tol=1e-6).fit(X, y)
+    np.testing.assert_allclose(scaled.C_, raw.C_, rtol=1e-15)
+    np.testing.assert_allclose(scaled.coef_, raw.coef_, rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_objective_of_the_fitted_learner_equals_the_sum_over_all_pairs(sparse):
+    X, y = _data(11, n=45, d=6)
+    labels = np.where(y > 0, "spam", "ham")  # any two labels; the larger is positive
+    A = sp.csr_matrix(X) if sparse else X
+    clf = BAM(C=0.5, max_newton=3).fit(A, labels)
+    X_new, y_new = _data(12, n=30, d=6)
+    F_ref, g_ref = prsvm_objective_ref(clf.coef_, X_new, y_new, clf.C_)
+    A_new = sp.csr_matrix(X_new) if sparse else X_new
+    labels_new = np.where(y_new > 0, "spam", "ham")
+    np.testing.assert_allclose(clf.objective(A_new, labels_new), F_ref, rtol=1e-12)
+    F, g = clf.objective(A_new, labels_new, gradient=True)
+    np.testing.assert_allclose(F, F_ref, rtol=1e-12)
+    np.testing.assert_allclose(g, g_ref, rtol=1e-11, atol=1e-11 * np.abs(g_ref).max())
+    np.testing.assert_allclose(clf.objective(A, labels), clf.objective_, rtol=1e-12)
 
 
 def test_dense_and_csr_fits_are_identical():
     X, y = _data(8, n=60, d=10, density=0.3)
-    fits = [prsvm_fit(A, y, 0.5) for A in _both(X)]
-    np.testing.assert_array_equal(fits[0][0], fits[1][0])
-    assert fits[0][1] == fits[1][1]
+    fits = [_bam(C=0.5).fit(A, y) for A in _both(X)]
+    np.testing.assert_array_equal(fits[0].coef_, fits[1].coef_)
+    assert fits[0].n_passes_ == fits[1].n_passes_
+    assert fits[0].objective_ == fits[1].objective_
 
 
-def test_warm_start_and_stop_reasons(capsys):
+def test_stop_reasons_and_one_line_per_newton_step(capsys):
     X, y = _data(9)
-    w, info = prsvm_fit(X, y, 1.0, tol=1e-8)
-    w2, info2 = prsvm_fit(X, y, 1.0, tol=1e-8, w0=w)
-    assert info2["newton_steps"] <= 1 and info2["stop"] == "tol"
-    np.testing.assert_allclose(info2["grad_norm0"], info["grad_norm0"], rtol=1e-12)
-    w0 = np.full(X.shape[1], 0.1)
-    w3, info3 = prsvm_fit(X, y, 1.0, max_newton=0, w0=w0, verbose=1)
-    np.testing.assert_array_equal(w3, w0)
-    assert info3["stop"] == "max_newton" and info3["newton_steps"] == 0
-    np.testing.assert_allclose(info3["objective"], prsvm_objective_ref(w0, X, y, 1.0)[0],
+    clf = _bam(C=1.0, tol=1e-12, max_newton=2).fit(X, y)
+    assert clf.stop_reason_ == "max_newton" and clf.n_passes_ == 2
+    np.testing.assert_allclose(clf.objective_, prsvm_objective_ref(clf.coef_, X, y, 1.0)[0],
                                rtol=1e-12)
-    prsvm_fit(X, y, 1.0, verbose=1)
-    lines = capsys.readouterr().out.splitlines()
-    assert lines[0].startswith("stop (max_newton)")
-    assert lines[1].startswith("newton   1") and lines[-1].startswith("stop (tol)")
+    capsys.readouterr()
+    clf = _bam(C=1.0, tol=1e-8, verbose=1).fit(X, y)
+    assert clf.stop_reason_ == "tol" and clf.n_passes_ >= 2
+    steps = [line for line in capsys.readouterr().out.splitlines() if "newton step" in line]
+    assert [int(line.split("newton step ")[1].split(",")[0]) for line in steps] == \
+        list(range(1, clf.n_passes_ + 1))
 
 
 def test_pairs_reference_counts_every_pair():
@@ -232,24 +263,24 @@ def test_pairs_reference_counts_every_pair():
 
 def test_errors_name_the_problem():
     X, y = _data(0, n=10, d=3)
+    # the solver's data checks (the learner passes its validated rows and labels)
     with pytest.raises(ValueError, match="at least one of each"):
-        prsvm_fit(X, np.ones(10), 1.0)
+        PRSVMObjective(X, np.ones(10), 1.0)
     with pytest.raises(ValueError, match="10 rows but y has 9"):
-        prsvm_fit(X, y[:9], 1.0)
+        PRSVMObjective(X, y[:9], 1.0)
     with pytest.raises(ValueError, match="only -1.0 and \\+1.0"):
-        prsvm_fit(X, np.where(y > 0, 1.0, 0.0), 1.0)
+        PRSVMObjective(X, np.where(y > 0, 1.0, 0.0), 1.0)
     with pytest.raises(TypeError, match="float64"):
-        prsvm_fit(X, y.astype(np.int64), 1.0)
+        PRSVMObjective(X, y.astype(np.int64), 1.0)
     with pytest.raises(TypeError, match="C-contiguous float64"):
-        prsvm_fit(np.asfortranarray(X), y, 1.0)
+        PRSVMObjective(np.asfortranarray(X), y, 1.0)
+    # the learner's parameter checks, before any state changes
     with pytest.raises(ValueError, match="C must be finite"):
-        prsvm_fit(X, y, 0.0)
+        BAM(C=0.0).fit(X, y)
     with pytest.raises(ValueError, match="line_search"):
-        prsvm_fit(X, y, 1.0, line_search="wolfe")
-    with pytest.raises(ValueError, match="w0 has shape"):
-        prsvm_fit(X, y, 1.0, w0=np.zeros(4))
-    with pytest.raises(ValueError, match="NaN"):
-        prsvm_fit(X, y, 1.0, w0=np.array([0.0, np.nan, 0.0]))
+        BAM(line_search="wolfe").fit(X, y)
+    with pytest.raises(ValueError, match="max_newton must be >= 1"):
+        BAM(max_newton=0).fit(X, y)
     loss = K.PairSquaredHinge(y)
     with pytest.raises(RuntimeError, match="evaluate"):
         loss.hessian(np.zeros(10), np.zeros(10))
@@ -265,10 +296,10 @@ def test_errors_name_the_problem():
 
 
 @pytest.mark.parametrize("name", ["bam", "fbam", "nbam"])
-@pytest.mark.parametrize("params", [{"max_newton": 0}, {"tol": 1.0}, {"tol": 5.0}])
+@pytest.mark.parametrize("params", [{"tol": 1.0}, {"tol": 5.0}])
 def test_a_solver_done_before_its_first_step_gives_w_zero(name, params):
-    """max_newton=0, or a tol the start already meets: no Newton step, w = 0 (it used
-    to raise AttributeError '_step_info')."""
+    """A tol the start already meets: no Newton step, w = 0 (it used to raise
+    AttributeError '_step_info'; max_newton=0 is now refused, see above)."""
     import warnings
 
     from aucopt.exceptions import ConstantModelWarning
@@ -281,6 +312,6 @@ def test_a_solver_done_before_its_first_step_gives_w_zero(name, params):
         warnings.simplefilter("ignore", ConstantModelWarning)
         model.fit(X, y)
     assert model.n_passes_ == 0
-    assert model.stop_reason_ == ("max_newton" if "max_newton" in params else "tol")
+    assert model.stop_reason_ == "tol"
     np.testing.assert_array_equal(model.coef_, 0.0)
     assert "_step_info" not in vars(model) and "_solver" not in vars(model)

@@ -1,4 +1,5 @@
-"""SOLAM / regSOLAM, SPAM, SPDAM (ALGORITHMS.md 5.1-5.5): the saddle function's
+"""SOLAM / regSOLAM, SPAM, SPDAM (Natole's PhD thesis on stochastic AUC maximization): the
+saddle function's
 gradients, the closed-form inner variables, steps against tests/reference.py, SPDAM's
 linear convergence and its objective line, rollback on Ctrl-C, quality.
 

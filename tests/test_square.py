@@ -1,4 +1,5 @@
-"""OPAUC, AdaOAM, OPAUCr, online Uni-Exp (ALGORITHMS.md 4.1-4.4): steps against
+"""OPAUC, AdaOAM, OPAUCr, online Uni-Exp (Gao et al., One-Pass AUC Optimization, 2013;
+Ding et al., An Adaptive Gradient Method for Online AUC Maximization, 2015): steps against
 tests/reference.py, OPAUC's exact gradient, OPAUCr's sketch, the pending / journaled
 covariance updates of a partial_fit, memory caps, rollback on Ctrl-C, quality.
 
@@ -73,7 +74,8 @@ def learns_on_spambase(name, threshold, **params):
     X_tr, X_te, y_tr, y_te = split(X, y, test_size=0.2, random_state=0)
     scaler = Scaler("standard").fit(X_tr.toarray())
     X_tr, X_te = scaler.transform(X_tr.toarray()), scaler.transform(X_te.toarray())
-    # the papers normalise rows to unit length (ALGORITHMS.md section 9)
+    # the papers normalise rows to unit length (Natole's PhD thesis on stochastic AUC
+    # maximization, Sec. 3.5)
     X_tr /= np.linalg.norm(X_tr, axis=1, keepdims=True)
     X_te /= np.linalg.norm(X_te, axis=1, keepdims=True)
     clf = aucopt.get(name, **params).fit(X_tr, y_tr)

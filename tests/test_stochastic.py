@@ -1,4 +1,7 @@
-"""SAM, ASAM, PSAM, adaDSGD (dissertation 000 Ch.6-7, paper 003 Alg. 1): steps against
+"""SAM, ASAM, PSAM, adaDSGD (Khalid, Scalable Large Margin Pairwise Learning Algorithms,
+2019, Ch. 6-7;
+AlQuabeh & Abdurahimov, Pairwise Learning via Stagewise Training in Proximal Setting,
+2022, Alg. 1): steps against
 tests/reference.py, the prox against a brute-force search, the learners' draws and
 stage schedule, and learning quality against a scipy.optimize batch optimum. The
 generic contract (dense == CSR, seeds, streaming, save/load, ...) is in
@@ -234,7 +237,7 @@ def test_learns_on_bundled_real_data():
         clf = aucopt.get(name, n_epochs=5, random_state=0).fit(X_tr, y_tr)
         auc = clf.score(X_te, y_te)
         assert auc == pytest.approx(auc_pairs(y_te, clf.decision_function(X_te)), abs=1e-12)
-        # D Table 7.3 reports 97.36 (ASAM) / 97.51 (PSAM) on spambase (another split and
+        # Khalid 2019, Table 7.3 reports 97.36 (ASAM) / 97.51 (PSAM) on spambase (another split and
         # scaling); a linear pairwise model reaches about 0.96-0.97 here, a constant 0.5.
         assert auc > 0.95, (name, auc)
 

@@ -1,11 +1,12 @@
-"""Reproduction of dissertation 000 Ch.4 (Tables 4.3 and 4.5; ALGORITHMS.md 9, 11.2, 11.4).
+"""Reproduction of D Ch.4 (Tables 4.3 and 4.5), D = Khalid, Scalable Large Margin Pairwise
+Learning Algorithms (PhD dissertation, 2019).
 
 Protocol (D Sec. 4.5): per run a random permutation of the data (at most 8,000
 random rows for benchmark sets, 2,000 for high-dimensional sets), 5 folds with
 4 training / 1 test, the learners see the training rows once in that permuted
 order; C chosen from 2^[-10:10] by 3-fold CV on the training part; buffers 50 per
 class, eta = 0.7; AUC averaged over 10 runs x 5 folds (benchmark) and 5 x 5
-(high-dimensional). "Scaled similarly" is not specified (erratum 58): dense sets
+(high-dimensional). "Scaled similarly" is not specified by D: dense sets
 are standardised with the training part's mean / std; text rows are the L2-unit
 TF-IDF rows as stored. Binarisation as D Sec. 4.5.1 where our files allow it:
 news20 = labels < 5 vs rest (D's rule, not the project task's 1..5), sector =

@@ -1,5 +1,8 @@
 """Reproductions of the kernelized and batch family (issue 12): D Tables 3.2/3.3, 7.3 (BAM
 column), 5.2, 6.5/6.6, 7.5; F Table II; FSAUC against SOLAM on N Table 6.3's sets.
+D = Khalid, Scalable Large Margin Pairwise Learning Algorithms (PhD dissertation,
+2019); N = Natole, PhD thesis on stochastic AUC maximization (SUNY Albany); F = Ding,
+Liu, Zhao & Hoi, Large Scale Kernel Methods for Online AUC Maximization, 2017.
 
 Only the sets we hold (SOURCES.md) are run; the papers' names are mapped to ours and
 every difference of data is in the row's ``data`` note:
@@ -21,7 +24,7 @@ every difference of data is in the row's ``data`` note:
 * ``news20`` / ``sector`` (N Table 6.3): our tasks (bydate TF-IDF labels 1..5;
   sector labels 1..10) are not N's random halves of the classes.
 
-Experiments (ALGORITHMS.md 9 and 11; the protocol pieces are the package's
+Experiments (the papers' protocols and tables; the protocol pieces are the package's
 ``aucopt.model_selection``):
 
 * ``bam_table32`` (D Tables 3.2 / 3.3): Linear RankSVM (= ``bam``), FBAM, NBAM on
@@ -80,7 +83,6 @@ import scipy.sparse as sp
 import aucopt
 from aucopt.datasets import Scaler, binarize, split
 from aucopt.features import KMeansNystroem, RandomFourierFeatures
-from aucopt.learners._fsauc_core import fsauc_gradient_bound
 from aucopt.metrics import roc_auc
 from aucopt.model_selection import GridSearch, stratified_folds
 from repro_square import _n_prepare
@@ -490,12 +492,10 @@ def _fsauc_grid(X):
     {1, 3, 10}: Liu et al. make one, but the SOLAM it is compared with runs to its
     stopping rule (tens of passes on the text sets), so one pass would compare
     budgets, not methods (sector: 0.948 after one pass, 0.989 after ten)."""
-    norms = np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel() if sp.issparse(X)
-                    else np.einsum("ij,ij->i", X, X))
-    kappa = float(norms.max())
-    return [{"R": [R], "G": [fsauc_gradient_bound(kappa, R) * 2.0 ** k
-                             for k in range(-10, 1, 2)], "n_passes": [1, 3, 10]}
-            for R in aucopt.get("fsauc").search_space(X)["R"]]
+    fsauc = aucopt.get("fsauc")
+    return [{"R": [R], "G": [fsauc.gradient_bound(X, R) * 2.0 ** k for k in range(-10, 1, 2)],
+             "n_passes": [1, 3, 10]}
+            for R in fsauc.search_space(X)["R"]]
 
 
 @experiment("fsauc_table63", "FSAUC vs SOLAM (tuned) on N Table 6.3's sets, 5 x 5-fold")

@@ -1,9 +1,11 @@
 """Reproductions for the square-loss family (issue 5): O Table 2, N Tables 4.2, 5.2, 6.3/6.4.
+O = Gao, Jin, Zhu & Zhou, One-Pass AUC Optimization, 2013; N = Natole, PhD thesis on
+stochastic AUC maximization (SUNY Albany).
 
 Only the datasets the project holds (SOURCES.md) are run; names are mapped to
 the papers' (pima_diabetes = diabetes, german = german.numer_scale,
 ijcnn1_val = the 14,990-row validation part of ijcnn1, flagged). Protocols
-(ALGORITHMS.md section 9):
+(the papers' experiment sections):
 
 * ``opauc_table2`` (O Table 2): features scaled to [-1, 1] (min-max over the pooled
   set), 5 trials x 5-fold CV = 25 runs, training rows in random order (one-pass
@@ -13,8 +15,10 @@ ijcnn1_val = the 14,990-row validation part of ijcnn1, flagged). Protocols
   {2^-8, 2^-4, 2^0}, lam = 2^-10, 3-fold inner CV, 1 trial). OPAUC and online
   Uni-Exp (O's baseline column).
 * ``spam_table42`` (N Table 4.2): features scaled to [-1, 1], then rows normalised
-  to unit length (centred first for the larger sets, ALGORITHMS.md erratum 57), 80/20 splits, 20 runs; SPAM-L2 ``lam`` in 10^[-5:1],
-  SPAM-NET ``lam1`` in 10^[-5:1] with SPAM-L2's ``lam`` (erratum 31), regSOLAM
+  to unit length (centred first for the larger sets: N Sec. 3.5's garbled formula read as
+  ``(x - mean)/||x||``), 80/20 splits, 20 runs; SPAM-L2 ``lam`` in 10^[-5:1],
+  SPAM-NET ``lam1`` in 10^[-5:1] with SPAM-L2's ``lam`` (N does not report SPAM-NET's L2
+  weight), regSOLAM
   ``eta`` (zeta) in {1:9:100} x ``lam`` in 10^[-5:1]; 5-fold inner CV (3 with --quick).
 * ``spdam_table52`` (N Table 5.2 / 6.3 / 6.4): SPDAM ``lam`` in 10^[-5:1], batch 10%,
   80/20 splits, 20 runs (N Table 5.2 gives no run count; 6.3 says 25).
@@ -165,7 +169,7 @@ def spam_table42(args):
         _log(f"  {paper_name}: n={X.shape[0]} d={X.shape[1]}")
         learners = _n_learners(args.quick, with_spdam=False)
         res = _run(X, y, learners, runs, args.seed, "split", folds, _log)
-        # SPAM-NET: lam1 tuned with the median SPAM-L2 lam (erratum 31)
+        # SPAM-NET: lam1 tuned with the median SPAM-L2 lam (N reports no L2 weight for it)
         lam = float(np.median([c["lam"] for c in res["spam_l2"][1]]))
         l1s = [1e-5, 1e-3, 1e-1] if args.quick else [10.0 ** k for k in range(-5, 2)]
         net = {"spam_net": (lambda **p: aucopt.get("spam", penalty="elasticnet", lam=lam,

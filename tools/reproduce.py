@@ -8,7 +8,7 @@ Usage::
 Experiments live in ``tools/repro_*.py`` modules (imported automatically), each a
 function decorated with ``reprolib.experiment`` that returns a list of result rows
 ``{"dataset": ..., "learner": ..., "ours": (mean, std), "paper": (mean, std) or
-None, ...}``. The protocol pieces the documents share (ALGORITHMS.md section 9:
+None, ...}``. The protocol pieces the papers share (their experiment sections:
 repeated stratified k-fold runs, hyper-parameters chosen by k-fold CV on the
 training part) are the package's ``aucopt.model_selection``; data come from
 ``tools/tasks.py`` (SOURCES.md's binary tasks). Runs against the installed aucopt.

@@ -6,10 +6,11 @@
   0.002 in at most 2x LinearSVC's fit time (min over repeats, same run).
 * ``bam_gradient_<task>`` (every text set) and ``bam_gradient_rcv1`` (the
   rcv1-shaped generator of ``tools/synth_rcv1.py``, 804,414 rows): one evaluation of
-  BAM's objective and gradient (scores ``X w``, the sort of the scores, the pair
-  sweeps and ``X^T`` of the active rows) on the first n/4, n/2 and n rows of the
-  shuffled training set, at the ``w`` that ``bam`` fits on the n/4 rows; the
-  ``loss only`` column times the O(n log n) part alone (sort and sweeps). Columns:
+  BAM's objective and gradient (``bam.objective(X, y, gradient=True)``: validation,
+  scores ``X w``, the sort of the scores, the pair sweeps and ``X^T`` of the active
+  rows) on the first n/4, n/2 and n rows of the shuffled training set, at the ``w``
+  that ``bam`` fits on the n/4 rows; the ``value only`` column times the objective
+  without the gradient (validation, ``X w``, sort and sweeps). Columns:
   time / (n log2 n) relative to n/4, and the ratio t(n)/t(n/4) beside the n log n
   prediction ``4 log(n) / log(n/4)`` (linear: 4, quadratic: 16). Verdict: the
   measured ratio at most 1.25x the n log n prediction.
@@ -133,32 +134,25 @@ for _task in TEXT_TASKS:
 def _gradient_workload(load):
     def setup(ctx):
         import aucopt
-        from aucopt._kernels._ranksvm import PairSquaredHinge
-        from aucopt.learners._prsvm import _Objective
-        from aucopt.validation import check_X
 
         X, y = load()
         perm = np.random.default_rng(ctx.seed).permutation(X.shape[0])
-        X, y = check_X(X[perm]), y[perm]
+        X, y = X[perm], y[perm]
         n = X.shape[0]
         sizes = {"n/4": n // 4, "n/2": n // 2, "n": n}
-        w = aucopt.get("bam").fit(X[:n // 4], y[:n // 4]).coef_
+        bam = aucopt.get("bam").fit(X[:n // 4], y[:n // 4])
 
         def gradient(m):
-            obj = _Objective(X[:m], y[:m], 1.0)
-            loss = PairSquaredHinge(y[:m])
-            o, grad_o = np.empty(m), np.empty(m)
+            X_m, y_m = X[:m], y[:m]
 
             def run():
                 start = time.perf_counter()
-                obj.scores(w, obj.all_rows, o)
-                obj.value_grad(w, o)
+                bam.objective(X_m, y_m, gradient=True)
                 middle = time.perf_counter()
-                loss.evaluate(o, grad_o)
+                bam.objective(X_m, y_m)
                 end = time.perf_counter()
                 return Timed(middle - start, {"seconds": middle - start,
-                                              "loss": end - middle,
-                                              "active": int(obj.active.size)})
+                                              "loss": end - middle})
 
             return run
 
@@ -184,12 +178,12 @@ def _growth(outputs, sizes):
         t, t_loss = min(o["seconds"] for o in outs), min(o["loss"] for o in outs)
         pred = nlogn(m) / nlogn(quarter)
         cols[key] = {
-            "rows": m, "active rows": outs[-1]["active"],
+            "rows": m,
             "min gradient [s]": f"{t:.4g}",
             "t / t(n/4)": f"{t / base:.2f}", "n log n predicts": f"{pred:.2f}",
             "linear predicts": f"{m / quarter:.2f}",
             "(t / n log2 n) rel. to n/4": f"{(t / nlogn(m)) / (base / nlogn(quarter)):.2f}",
-            "loss only [s]": f"{t_loss:.4g}", "loss t / t(n/4)": f"{t_loss / base_loss:.2f}"}
+            "value only [s]": f"{t_loss:.4g}", "value t / t(n/4)": f"{t_loss / base_loss:.2f}"}
     t_n = min(o["seconds"] for o in outputs["n"])
     pred = nlogn(sizes["n"]) / nlogn(quarter)
     ok = t_n / base <= NLOGN_SLACK * pred
@@ -198,9 +192,9 @@ def _growth(outputs, sizes):
     return cols
 
 
-_GRADIENT_COLUMNS = ("rows", "active rows", "min gradient [s]", "t / t(n/4)", "n log n predicts",
-                     "linear predicts", "(t / n log2 n) rel. to n/4", "loss only [s]",
-                     "loss t / t(n/4)", "verdict")
+_GRADIENT_COLUMNS = ("rows", "min gradient [s]", "t / t(n/4)", "n log n predicts",
+                     "linear predicts", "(t / n log2 n) rel. to n/4", "value only [s]",
+                     "value t / t(n/4)", "verdict")
 
 
 def _task_rows(task):

@@ -1,7 +1,8 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
 """Online buffered pairwise learners: one arrival loop, four update rules.
 
-The loop is ALGORITHMS.md section 3 (dissertation 000 Alg. 4, thesis 001 Alg. 4):
+The loop is Alg. 4 of Khalid, Scalable Large Margin Pairwise Learning Algorithms, 2019 (and of
+Natole's PhD thesis on stochastic AUC maximization):
 for each arriving row ``(x_t, y_t)`` the buffer of its own class is updated first
 (:class:`aucopt._kernels._buffers.Buffers`, reservoir = Alg. 5 or FIFO), then the
 rule updates the model against every row ``x`` of the opposite buffer, in the
@@ -17,19 +18,23 @@ CBR-diag) cost one branch-free pass over the buffered row. Dense rows are rows
 whose indices are ``0 .. d-1``, so one loop serves dense and CSR input with
 bit-identical sums (the extra zeros add exact zeros, in the same index order).
 
-Rules (ALGORITHMS.md 3.1-3.3):
+Rules (OAM: Zhao et al., Online AUC Maximization, 2011; CBR: Khalid 2019, Ch. 4):
 
-* :class:`OamSeq` (thesis Alg. 6, PA-I closed form of eq. 2.8, errata 9-10):
+* :class:`OamSeq` (Natole's thesis Alg. 6, PA-I closed form of eq. 2.8, read as
+  ``1/2||w - w_i||^2 + C_t h(y_t w.(x_t - x))``):
   ``l = 1 - y w.z``; if ``l > 0``: ``w += min(C_t, l/||z||^2) y z``.
-* :class:`OamGra` (thesis Alg. 7): margins ``y w_t.z`` all at the frozen ``w_t``;
+* :class:`OamGra` (Natole's thesis Alg. 7): margins ``y w_t.z`` all at the frozen ``w_t``;
   each pair with margin ``<= 1`` adds ``C_t y z / 2``.
-  Both use ``C_t = C max(1, M_opp^t / M_opp)`` (erratum 9).
-* :class:`CbrFull` (dissertation Sec. 4.3, Prop. 1, Alg. 6; errata 11-12): SCW-I on
+  Both use ``C_t = C max(1, M_opp^t / M_opp)`` (printed ``C max(1, N_t, N)``,
+  the fraction bar lost).
+* :class:`CbrFull` (Khalid 2019, Sec. 4.3, Prop. 1, Alg. 6, corrected: the outer
+  product ``Sigma z z^T Sigma``, and SCW's ``beta``): SCW-I on
   the pair, full covariance, ``Sigma z`` by BLAS ``dsymv`` and the rank-one ``dsyr``
   update. In a journaled call the rank-one terms can be kept pending instead
   (``Sigma z = Sigma_old z - sum_k beta_k s_k (s_k . z)``) and written by
   :meth:`CbrFull.flush` once the call has succeeded.
-* :class:`CbrDiag` (Sec. 4.4, Prop. 2; erratum 13): diagonal variance ``1/G`` kept
+* :class:`CbrDiag` (Khalid 2019, Sec. 4.4, Prop. 2, corrected: ``G`` is a precision,
+  so ``v = sum z^2/G`` without the printed ``+C``): diagonal variance ``1/G`` kept
   as the second column of the weight state, every operation on the support of ``z``.
 
 Numerical guards of the SCW closed form (shared by CBR and CBR-diag):
@@ -117,7 +122,7 @@ cdef inline double scw_step(Scw p, double m, double v, bint printed, bint diagon
     ``beta = alpha phi / (sqrt(u) + v alpha phi)`` of SCW for the full covariance
     (``Sigma -= beta s s'``), ``alpha phi / sqrt(u)`` for the diagonal precision
     (``G += gain z^2``), or, ``printed``, ``alpha phi / sqrt(u + v alpha phi)`` as
-    printed in Prop. 1 / 2 (erratum 12)."""
+    printed in Khalid 2019, Props. 1 / 2 (a misprint of SCW's form)."""
     cdef double alpha = scw_alpha(p, m, v), su
     if alpha <= 0.0:
         return 0.0
@@ -345,7 +350,8 @@ cdef int apply_pair(_ScatterRule r, Arrival* a, double c, double gain, const dou
 
 cdef class _Oam(_ScatterRule):
     """OAM's weight ``C_t = C max(1, M_opp^t / M_opp)`` (the opposite class's rows
-    received so far over its buffer capacity, erratum 9).
+    received so far over its buffer capacity; Natole's thesis prints
+    ``C max(1, N_t, N)``, the fraction bar lost).
 
     Parameters
     ----------
@@ -447,7 +453,7 @@ cdef class CbrDiag(_ScatterRule):
 
     ``mu += alpha y z s`` and ``G += g z^2`` as ``s <- s / (1 + g z^2 s)`` (one
     division per touched coordinate instead of two), with ``g = alpha phi /
-    sqrt(u)`` (the precision form, erratum 13) or, with ``printed``, Prop. 2 as
+    sqrt(u)`` (the precision form of the corrected Prop. 2) or, with ``printed``, Prop. 2 as
     printed: ``v = sum z^2 / (G + C)`` and ``g = alpha phi / sqrt(u + v alpha phi)``.
 
     Parameters
@@ -543,7 +549,7 @@ cdef class CbrFull(ArrivalRule):
     scratch : float64 array of shape (3, d), all zero
     scw : Scw
     printed : bool
-        ``beta`` as printed in Prop. 1 (erratum 12).
+        ``beta`` as printed in Khalid 2019, Prop. 1 (not SCW's form).
     n_updates : int
     pending_limit : int
     on_limit : callable or None
@@ -737,7 +743,7 @@ cdef void pending_product(CbrFull r) noexcept nogil:
 def run_arrivals(RowSource rows not None, const double[::1] y, Buffers buffers not None,
                  ArrivalRule rule not None, const double[:, ::1] draws=None,
                  Py_ssize_t start=0, int64_t t0=0):
-    """Process rows ``start ..`` of ``rows`` as arrivals ``t0 + i`` (ALGORITHMS.md 3).
+    """Process rows ``start ..`` of ``rows`` as arrivals ``t0 + i`` (Khalid 2019, Alg. 4).
 
     Parameters
     ----------

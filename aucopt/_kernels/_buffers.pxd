@@ -1,6 +1,6 @@
-# Buffers of stored rows for online buffered pairwise learners (ALGORITHMS.md 2.1):
+# Buffers of stored rows for online buffered pairwise learners:
 # one negative (class 0) and one positive (class 1) buffer of `capacity` slots each,
-# reservoir sampling (dissertation Alg. 5) or FIFO, dense (2M, d) block or pooled CSR.
+# reservoir sampling (Khalid 2019, Alg. 5) or FIFO, dense (2M, d) block or pooled CSR.
 from libc.stdint cimport int32_t, int64_t
 
 from aucopt._kernels._journal cimport Journal

@@ -1,7 +1,8 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
 """Positive and negative row buffers for online buffered pairwise learners.
 
-ALGORITHMS.md 2.1 (dissertation 000 Sec. 4.3 "Update Buffer" and Alg. 5; thesis 001
+Khalid, Scalable Large Margin Pairwise Learning Algorithms, 2019,
+Sec. 4.3 "Update Buffer" and Alg. 5; Natole's PhD thesis on stochastic AUC maximization,
 Alg. 5): one buffer per class, ``capacity`` (M) slots each, filled by
 
 * **reservoir sampling, exactly as Alg. 5** (Vitter's Algorithm R): the counter of

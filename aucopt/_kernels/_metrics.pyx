@@ -1,5 +1,5 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
-"""Sweeps behind ``aucopt.metrics`` (ALGORITHMS.md section 1).
+"""Sweeps behind ``aucopt.metrics`` (AUC with ties counted 1/2, ROC curve, OPTROC accuracy).
 
 Design: one pass over ``(y, s)`` splits the scores into the two classes (and
 validates labels and scores on the way); the two halves are then sorted

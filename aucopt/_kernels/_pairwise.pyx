@@ -2,7 +2,7 @@
 """Stochastic pairwise learners (Khalid 2019 Ch.6-7; AlQuabeh & Abdurahimov): pair loops.
 
 Each step takes a positive row ``x_i`` and a negative row ``x_j`` (drawn by the
-caller, ALGORITHMS.md 0.2), computes the margin ``m = w.x_i - w.x_j`` with two
+caller uniformly with replacement per class), computes the margin ``m = w.x_i - w.x_j`` with two
 sparse dot products and applies ``w <- w + c (x_i - x_j)`` through the weight
 primitive: the difference is never materialised. Dense and CSR rows come through
 the same :class:`RowSource`, so one loop serves both, bit for bit. Row access and
@@ -246,8 +246,8 @@ def hinge_pairs(RowSource X, Weights w, const int64_t[::1] pos_rows,
         every rskip steps:  w <- r w      (Schedule)
         every askip steps:  snapshot w into the running average (weight t ** avg_power)
 
-    The shrink equals ``1 - rskip eta lam`` (ALGORITHMS.md erratum 37: no lambda
-    is missing). ``sched`` is advanced in place.
+    The shrink equals ``1 - rskip eta lam`` (SVMSGD2's; Khalid 2019's ``w - rskip (t+t0)^-1 w``
+    misses no lambda). ``sched`` is advanced in place.
     """
     cdef Py_ssize_t n_steps = pos_rows.shape[0], work = 0
     _check_hinge(X, w, sched)

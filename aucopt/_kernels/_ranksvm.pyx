@@ -1,5 +1,6 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
-# ALGORITHMS.md 7.1 (BAM = linear PRSVM+)
+# BAM = linear PRSVM+ (Chapelle & Keerthi, Efficient algorithms for ranking with SVMs,
+# 2010; Khalid, Scalable Large Margin Pairwise Learning Algorithms, 2019, Sec. 3.3, Alg. 1)
 """Linear PRSVM+: the pair-free squared-hinge ranking loss.
 
 Chapelle & Keerthi (2010) evaluate ``L = sum_{i pos, j neg} max(0, 1 - (o_i - o_j))^2``

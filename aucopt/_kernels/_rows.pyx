@@ -1,5 +1,5 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
-"""Row source over dense and CSR matrices (ALGORITHMS.md section 0.1, DESIGN "rows").
+"""Row source over dense and CSR matrices.
 
 Every kernel reads training rows through :class:`RowSource`, so one inner loop
 serves dense and sparse input alike:

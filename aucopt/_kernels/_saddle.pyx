@@ -18,8 +18,10 @@ shared :class:`RowSource` and keeps ``w`` in the weight primitive
   dual step on the transformed rows, centred implicitly so CSR rows stay sparse
   (:class:`DualStep`).
 """
-# ALGORITHMS.md section 5; N = Natole's thesis (F: N eq. 2.23; SOLAM N Alg. 10 / 18,
-# errata 26-27; SPAM N Alg. 20, errata 30-31; SPDAM N Alg. 21, errata 32-34)
+# N = Natole's PhD thesis on stochastic AUC maximization (F: N eq. 2.23; SOLAM N Alg. 10 / 18,
+# alpha updated by ascent, not the printed descent, step eta/sqrt(t) as the thesis gives
+# none; SPAM N Alg. 20, class statistics from the training rows as the thesis assumes them known;
+# SPDAM N Alg. 21 with the transformed rows ``sqrt(p_y) x`` in the dual step and u-update)
 from libc.math cimport sqrt
 from libc.stdint cimport int32_t, int64_t
 

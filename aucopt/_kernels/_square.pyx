@@ -19,7 +19,8 @@ primitive :class:`aucopt._kernels._weights.Weights`:
   O(nnz tau + tau^2) and never touches a dense d-vector or a d x tau matrix;
 * :func:`uniexp_steps` -- online Uni-Exp (a reconstruction after Kotlowski et al. 2011).
 """
-# ALGORITHMS.md 4.1-4.4; O = Gao et al. 2013, N = Natole's thesis
+# O = Gao et al., One-Pass AUC Optimization, 2013;
+# N = Natole's PhD thesis on stochastic AUC maximization
 import numpy as np
 
 from cpython.buffer cimport (PyBUF_C_CONTIGUOUS, PyBUF_FORMAT, PyBUF_WRITABLE,
@@ -258,7 +259,9 @@ cdef class GradientStep:
         daxpy(&d, &coef, <double*>g, &one, w, &one)
 
 
-# ALGORITHMS.md 4.3, erratum 23
+# AdaOAM (Ding et al., An Adaptive Gradient Method for Online AUC Maximization, 2015):
+# N eq. 2.18 prints ``w - eta H g``, missing ``H^-1``; the H-norm projection has no
+# closed form, so the projection is Euclidean
 cdef class AdaGradStep(GradientStep):
     """AdaOAM's step (Ding et al. 2015, with the Euclidean projection)::
 
@@ -476,7 +479,9 @@ cdef class Sketch:
         return s
 
 
-# ALGORITHMS.md 4.2, errata 21-22 (scale 1/sqrt(tau), centred sketch)
+# OPAUCr (Gao et al. 2013, eqs. 6-11), corrected: the sketch is scaled by 1/sqrt(tau)
+# (so E[R R^T] = I), and centred as ``Z - c q^T`` (the printed ``c 1^T R / T`` is off
+# by a factor T)
 def opaucr_steps(RowSource X, const double[::1] y, Py_ssize_t start, Py_ssize_t stop,
                  const double[:, ::1] rho, Weights w, Sketch sk not None, double eta,
                  double lam):
@@ -659,7 +664,9 @@ def sketch_coef(Weights w, Sketch sk not None):
 # ----------------------------------------------------------------------------- Uni-Exp
 
 
-# ALGORITHMS.md 4.4, erratum 25
+# Online Uni-Exp is never defined by the papers that use it as a baseline: this is a
+# reconstruction from Kotlowski et al., Bipartite Ranking through Minimization of
+# Univariate Loss, 2011
 def uniexp_steps(RowSource X, const double[::1] y, Weights w, double[::1] counts,
                  int64_t t, double eta):
     """Online Uni-Exp (a reconstruction) over the rows in order.

@@ -1,5 +1,5 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
-"""The weight primitive shared by every kernel (ALGORITHMS.md 0.1, DESIGN "weights").
+"""The weight primitive shared by every kernel: the scaled sparse-update weight vector.
 
 :class:`Weights` -- a dense weight vector ``w = scale * v``:
 

@@ -15,8 +15,8 @@ import numpy as np
 
 from aucopt._kernels._weights import ElasticNetWeights, Weights
 from aucopt._state import Array, Scalar
-from aucopt.validation import (check_count, check_positive, check_seed, check_state_bytes,
-                               row_scale, row_source)
+from aucopt.validation import (auto_or_positive, check_count, check_positive, check_seed,
+                               check_state_bytes, row_scale, row_source)
 
 __all__ = ["WeightsModel", "ElasticNetModel", "weights_state", "settle", "writable",
            "EPOCH_PARAMS", "check_epochs", "SHUFFLE_PARAMS", "check_shuffle",
@@ -72,12 +72,6 @@ def check_shuffle(learner):
     if not isinstance(learner.shuffle, (bool, np.bool_)):
         raise TypeError(f"shuffle must be True or False, got {learner.shuffle!r}")
     check_seed(learner.random_state)
-
-
-def auto_or_positive(name, value, allow_zero=False):
-    """``value`` is "auto" or a finite number > 0 (>= 0 with ``allow_zero``)."""
-    if not (isinstance(value, str) and value == "auto"):
-        check_positive(name, value, allow_zero=allow_zero)
 
 
 def search_scale(learner, X):

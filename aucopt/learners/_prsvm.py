@@ -15,22 +15,20 @@ rows in at least one violated pair.
 This module is a solver, not a learner (the leading underscore keeps
 ``aucopt.learners`` from importing it as a learner family).
 """
-import time
-
 import numpy as np
 
 from aucopt._kernels import _ranksvm as K
 from aucopt._kernels._rows import RowSource
-from aucopt.validation import check_count, check_positive
 
-# ALGORITHMS.md 7.1: Alg. 1 of Khalid (2019) takes the full Newton step (line_search=None)
+# Alg. 1 of Khalid, Scalable Large Margin Pairwise Learning Algorithms (2019) takes the
+# full Newton step (line_search=None)
 LINE_SEARCHES = ("exact", "armijo", None)
 ARMIJO_SLOPE = 1e-4       # sufficient-decrease fraction of the directional derivative
 MAX_LS_TRIALS = 60        # halvings (Armijo) or bracketing trials (exact) per step
 EXACT_LS_RTOL = 1e-10     # |phi'(t)| <= EXACT_LS_RTOL |phi'(0)| ends the exact search
 
 
-class _Objective:
+class PRSVMObjective:
     """``F(w)`` on one data set: scores, loss state and the products CG needs."""
 
     def __init__(self, X, y, C):
@@ -52,17 +50,20 @@ class _Objective:
         K.rows_dot(self.rows, w, rows, out)
         return out
 
+    def value(self, w, o):
+        """``F(w)`` for scores ``o = X w``; freezes the active pairs."""
+        return 0.5 * K.dot(w, w) + self.C * self.loss.evaluate(o, self.grad_o)
+
     def value_grad(self, w, o):
         """``F(w)`` and ``grad F(w)`` for scores ``o = X w``; freezes the active pairs.
 
         ``grad F = w + C X^T dL/do`` with ``dL/do_k = 2 (alpha_k yhat_k - beta_k)``.
         """
-        # ALGORITHMS.md 7.1, erratum 52: Alg. 1 prints the gradient without the factor 2
-        loss = self.loss.evaluate(o, self.grad_o)
+        # Khalid 2019, Alg. 1 prints the gradient without the squared hinge's factor 2
+        value = self.value(w, o)
         self.active = self.loss.active_rows()
         K.rows_combine(self.rows, self.grad_o, self.active, self.xd)
-        grad = w + self.C * self.xd
-        return 0.5 * K.dot(w, w) + self.C * loss, grad
+        return value, w + self.C * self.xd
 
     def hess_dot(self, p, xp, out):
         """``out = H p = p + 2 C X^T (alpha * X p - gamma)``; ``xp[active] = X p``."""
@@ -166,56 +167,70 @@ def _armijo_step(obj, o, delta, ws, ss, ww, f0, slope0):
     return 0.0, MAX_LS_TRIALS
 
 
-def _check_args(C, tol, max_newton, max_cg, cg_tol, line_search, verbose):
-    check_positive("C", C)
-    check_positive("tol", tol)
-    check_positive("cg_tol", cg_tol)
-    check_count("max_newton", max_newton, minimum=0)
-    check_count("max_cg", max_cg)
-    check_count("verbose", verbose, minimum=0)
-    if line_search not in LINE_SEARCHES:
-        raise ValueError(f"line_search must be one of {LINE_SEARCHES}, got {line_search!r}")
-
-
 class PRSVMSolver:
     """Truncated Newton on linear PRSVM+, one Newton step at a time.
 
-    ``solver = PRSVMSolver(X, y, C, ...)``, then :meth:`step` until ``done``; ``w``
-    is the iterate, ``info`` the counters of :func:`prsvm_fit`. The parameters are
-    those of :func:`prsvm_fit`.
+    Minimises ``F(w) = 1/2 ||w||^2 + C sum_{i pos, j neg} max(0, 1 - w.(x_i - x_j))^2``
+    (Chapelle & Keerthi, "Efficient algorithms for ranking with SVMs", 2010;
+    Khalid, "Scalable Large Margin Pairwise Learning Algorithms", 2019, eq. 3.1
+    and Alg. 1) from ``w = 0``. Each Newton iterate sorts the scores once; the
+    direction solves ``H s = -grad F`` by conjugate gradients with the generalised
+    Hessian ``H`` (violated pairs frozen at the iterate), started from ``s = 0``.
+
+    ``solver = PRSVMSolver(X, y, C, ...)``, then :meth:`step` until ``done``.
+    ``w`` is the iterate, ``f`` and ``gnorm`` are ``F(w)`` and ``||grad F(w)||``,
+    ``newton_steps`` and ``last_cg`` count the steps and the CG iterations of the
+    last one, ``stop`` is ``"tol"``, ``"max_newton"`` or ``"no_progress"`` (the
+    line search found no decrease) once done. The caller (the learner
+    :class:`aucopt.learners.batch.BAM`) has checked the parameters.
+
+    Parameters
+    ----------
+    X : RowSource, C-contiguous float64 ndarray or canonical CSR matrix of shape (n, d)
+    y : ndarray of shape (n,)
+        float64 labels, each -1.0 or +1.0, both present.
+    C : float
+        Weight of the pairwise loss, > 0. The loss is a sum (not a mean) over the
+        ``n+ n-`` pairs.
+    tol : float
+        Stop when ``||grad F(w)|| <= tol ||grad F(0)||``.
+    max_newton : int
+        Most Newton steps, >= 1.
+    max_cg : int
+        Most CG iterations per Newton step.
+    cg_tol : float
+        CG stops when its residual is below ``cg_tol ||grad F(w)||``.
+    line_search : {"exact", "armijo", None}
+        Step length along the Newton direction ``s``. ``"exact"`` minimises
+        ``F(w + t s)`` over ``t`` (a convex piecewise quadratic; each trial costs a
+        sort of the scores and no product with ``X``); ``"armijo"`` backtracks from
+        ``t = 1`` by halves; ``None`` takes the full step ``t = 1`` as Khalid's
+        Alg. 1 does. Chapelle & Keerthi pair the Newton direction with a line
+        search: the full step can overshoot when the active pairs change much, and
+        the exact step costs no product with ``X``.
     """
 
-    def __init__(self, X, y, C, *, tol=1e-3, max_newton=50, max_cg=200, cg_tol=1e-2,
-                 line_search="exact", w0=None):
-        _check_args(C, tol, max_newton, max_cg, cg_tol, line_search, 0)
-        self.obj = _Objective(X, y, float(C))
+    def __init__(self, X, y, C, *, tol, max_newton, max_cg, cg_tol, line_search):
+        self.obj = PRSVMObjective(X, y, float(C))
         self.tol, self.max_newton, self.max_cg, self.cg_tol = tol, max_newton, max_cg, cg_tol
         self.line_search = line_search
         n, d = self.obj.rows.n_rows, self.obj.rows.n_features
         self.o = np.zeros(n)
         self.w = np.zeros(d)
-        if w0 is not None:
-            w = np.array(w0, dtype=np.float64, copy=True)
-            if w.shape != (d,):
-                raise ValueError(f"w0 has shape {w.shape}, expected ({d},) for X with {d} "
-                                 "columns")
-            if not np.isfinite(w).all():
-                raise ValueError("w0 contains NaN or infinity")
-        _, grad0 = self.obj.value_grad(self.w, self.o)
-        self.gnorm0 = np.sqrt(K.dot(grad0, grad0))
-        if w0 is not None:
-            self.w = w
-            self.obj.scores(w, self.obj.all_rows, self.o)
-        self.info = {"newton_steps": 0, "cg_iterations": 0, "line_search_trials": 0}
+        self.newton_steps = 0
         self.stop = None
         self._evaluate()
+        self.gnorm0 = self.gnorm
+        self._check_stop()
 
     def _evaluate(self):
         self.f, self.grad = self.obj.value_grad(self.w, self.o)
         self.gnorm = np.sqrt(K.dot(self.grad, self.grad))
+
+    def _check_stop(self):
         if self.gnorm <= self.tol * self.gnorm0:
             self.stop = "tol"
-        elif self.info["newton_steps"] == self.max_newton:
+        elif self.newton_steps == self.max_newton:
             self.stop = "max_newton"
 
     @property
@@ -234,14 +249,12 @@ class PRSVMSolver:
         w, o = self.w, self.o
         ws, ss, slope0 = K.dot(w, s), K.dot(s, s), K.dot(self.grad, s)
         if self.line_search is None:
-            t, trials = 1.0, 0
+            t = 1.0
         elif self.line_search == "exact":
-            t, trials = _exact_step(obj, o, delta, ws, ss, K.dot(w, w), self.f, slope0)
+            t, _ = _exact_step(obj, o, delta, ws, ss, K.dot(w, w), self.f, slope0)
         else:
-            t, trials = _armijo_step(obj, o, delta, ws, ss, K.dot(w, w), self.f, slope0)
-        self.info["newton_steps"] += 1
-        self.info["cg_iterations"] += n_cg
-        self.info["line_search_trials"] += trials
+            t, _ = _armijo_step(obj, o, delta, ws, ss, K.dot(w, w), self.f, slope0)
+        self.newton_steps += 1
         self.last_cg = n_cg
         if t == 0.0:
             self.stop = "no_progress"
@@ -249,92 +262,5 @@ class PRSVMSolver:
         w += t * s
         o += t * delta
         self._evaluate()
+        self._check_stop()
         return t
-
-    def summary(self):
-        """``info`` completed with the objective, gradient norms and the stop reason."""
-        return {**self.info, "objective": float(self.f), "grad_norm": float(self.gnorm),
-                "grad_norm0": float(self.gnorm0), "stop": self.stop}
-
-
-def prsvm_fit(X, y, C, *, tol=1e-3, max_newton=50, max_cg=200, cg_tol=1e-2,
-              line_search="exact", w0=None, verbose=0):
-    """Minimise the linear PRSVM+ objective by truncated Newton.
-
-    ``F(w) = 1/2 ||w||^2 + C sum_{i pos, j neg} max(0, 1 - w.(x_i - x_j))^2``
-    (Chapelle & Keerthi, "Efficient algorithms for ranking with SVMs", 2010;
-    Khalid, "Scalable Large Margin Pairwise Learning Algorithms", 2019, eq. 3.1
-    and Alg. 1). Each Newton iterate sorts the scores once; the direction solves
-    ``H s = -grad F`` by conjugate gradients with the generalised Hessian ``H``
-    (violated pairs frozen at the iterate), started from ``s = 0``.
-
-    Parameters
-    ----------
-    X : ndarray of shape (n, d), scipy.sparse CSR matrix or RowSource
-        C-contiguous float64 array, or CSR with float64 values and canonical
-        (sorted, duplicate-free) indices (``aucopt.validation.check_X`` returns
-        these), or their row source.
-    y : ndarray of shape (n,)
-        float64 labels, each -1.0 or +1.0, both present.
-    C : float
-        Weight of the pairwise loss, > 0. The loss is a sum (not a mean) over the
-        ``n+ n-`` pairs, so the useful range of ``C`` shrinks with the number of pairs.
-    tol : float, default=1e-3
-        Stop when ``||grad F(w)|| <= tol ||grad F(0)||``.
-    max_newton : int, default=50
-        Most Newton steps (0 evaluates ``w0`` only).
-    max_cg : int, default=200
-        Most CG iterations per Newton step.
-    cg_tol : float, default=1e-2
-        CG stops when its residual is below ``cg_tol ||grad F(w)||``.
-    line_search : {"exact", "armijo", None}, default="exact"
-        Step length along the Newton direction ``s``. ``"exact"`` minimises
-        ``F(w + t s)`` over ``t`` (a convex piecewise quadratic; each trial costs a
-        sort of the scores and no product with ``X``); ``"armijo"`` backtracks from
-        ``t = 1`` by halves; ``None`` takes the full step ``t = 1`` as Khalid's
-        Alg. 1 does. The default differs from Alg. 1 because Chapelle & Keerthi
-        pair the Newton direction with a line search: the full step can overshoot
-        when the active pairs change much, and the exact step costs no product
-        with ``X``.
-    w0 : ndarray of shape (d,), optional
-        Starting point (default 0). The stopping rule still refers to
-        ``grad F(0)``, so a warm start does not tighten it.
-    verbose : int, default=0
-        1 prints one line per Newton step: objective, gradient norm, CG
-        iterations, step length, elapsed time.
-
-    Returns
-    -------
-    w : ndarray of shape (d,)
-    info : dict
-        ``newton_steps``, ``cg_iterations`` (total), ``line_search_trials``
-        (total), ``objective`` ``F(w)``, ``grad_norm`` ``||grad F(w)||``,
-        ``grad_norm0`` ``||grad F(0)||``, ``stop``: ``"tol"``, ``"max_newton"``
-        or ``"no_progress"`` (the line search found no decrease).
-
-    Raises
-    ------
-    TypeError
-        If ``X`` or ``y`` has the wrong type, dtype or layout.
-    ValueError
-        For labels other than -1/+1, a single class, mismatched lengths or a bad
-        parameter.
-    """
-    _check_args(C, tol, max_newton, max_cg, cg_tol, line_search, verbose)
-    start = time.perf_counter()
-    solver = PRSVMSolver(X, y, C, tol=tol, max_newton=max_newton, max_cg=max_cg,
-                         cg_tol=cg_tol, line_search=line_search, w0=w0)
-    while not solver.done:
-        f, gnorm = solver.f, solver.gnorm
-        t = solver.step()
-        if verbose:
-            print(f"newton {solver.info['newton_steps']:3d}  F {f:.8e}  |grad| {gnorm:.3e}  "
-                  f"cg {solver.last_cg:3d}  step {t:.4g}  {time.perf_counter() - start:.3f} s",
-                  flush=True)
-    info = solver.summary()
-    if verbose:
-        print(f"stop ({info['stop']}) after {info['newton_steps']} Newton steps, "
-              f"{info['cg_iterations']} CG iterations: F {info['objective']:.8e}  "
-              f"|grad| {info['grad_norm']:.3e}  {time.perf_counter() - start:.3f} s",
-              flush=True)
-    return solver.w, info

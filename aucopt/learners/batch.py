@@ -8,13 +8,15 @@ skeleton, one Newton step per pass.
 """
 import math
 
+import numpy as np
+
 from aucopt._state import Scalar
 from aucopt.base import BaseLearner
 from aucopt.learners._common import (WeightsModel, auto_or_positive, search_scale,
                                      weights_state)
 from aucopt._kernels._ranksvm import dot
-from aucopt.learners._prsvm import LINE_SEARCHES, PRSVMSolver
-from aucopt.validation import check_choice, check_count, check_positive
+from aucopt.learners._prsvm import LINE_SEARCHES, PRSVMObjective, PRSVMSolver
+from aucopt.validation import check_choice, check_count, check_positive, check_X, check_y
 
 __all__ = ["BAM"]
 
@@ -121,7 +123,7 @@ class BAM(WeightsModel, BaseLearner):
         auto_or_positive("C", self.C)
         check_choice("C_scaling", self.C_scaling, ("per_class", "none"))
         check_positive("tol", self.tol)
-        check_count("max_newton", self.max_newton, minimum=0)
+        check_count("max_newton", self.max_newton)
         check_count("max_cg", self.max_cg)
         check_positive("cg_tol", self.cg_tol)
         if self.line_search not in LINE_SEARCHES:
@@ -150,7 +152,7 @@ class BAM(WeightsModel, BaseLearner):
         self._init_state(rows.n_features)
         self._resolve_auto(rows)
         self._prepare(rows, y)
-        self.n_passes_ = 0  # the start may already meet the stopping rule (or max_newton=0)
+        self.n_passes_ = 0  # the start may already meet the stopping rule
         while not self._solver.done:
             self._run_pass(rows, y, self.n_passes_)
         self.stop_reason_ = self._solver.stop
@@ -172,3 +174,21 @@ class BAM(WeightsModel, BaseLearner):
 
     def _weight_norm(self):
         return math.sqrt(self.weights_vsq_)
+
+    def objective(self, X, y, gradient=False):
+        """The training objective ``F`` at the fitted weights, on ``(X, y)``.
+
+        ``F(w) = 1/2 ||w||^2 + C_ sum_{i pos, j neg} max(0, 1 - w.(x_i - x_j))^2``,
+        computed as in training without forming a pair: one product with ``X`` and
+        one sort of the scores, O(nnz(X) + n log n). On the training rows it is
+        ``objective_``. With ``gradient``, returns ``(F, grad F)``; the gradient
+        costs one more product with the rows in a violated pair.
+        """
+        self._check_fitted()
+        X = check_X(X, n_features=self.n_features_in_, estimator=type(self).__name__)
+        y_pm, _ = check_y(y, X.shape[0], classes=self.classes_)
+        objective = PRSVMObjective(self._input_rows(X, fit_map=False, norms=False), y_pm,
+                                   self.C_)
+        w = np.ascontiguousarray(self.coef_, dtype=np.float64)
+        o = objective.scores(w, objective.all_rows, np.empty(X.shape[0]))
+        return objective.value_grad(w, o) if gradient else objective.value(w, o)

@@ -28,7 +28,7 @@ the covariance is made instead when they would exceed 20% of it). A one-row
 ``partial_fit`` of ``oam_seq``, ``oam_gra`` or ``cbr_diag`` therefore costs
 O(M nnz), nothing O(d).
 """
-# ALGORITHMS.md 2.1 (buffers) and 3.1-3.3 (rules); the kernels are
+# The kernels are
 # aucopt._kernels._buffered (rules, arrival loop) and aucopt._kernels._buffers.
 import textwrap
 from statistics import NormalDist

@@ -21,7 +21,6 @@ Applied Mathematics and Statistics, 2019).
 
 The loops are in :mod:`aucopt._kernels._saddle`.
 """
-# ALGORITHMS.md sections 5.1-5.5
 import math
 
 import numpy as np
@@ -38,10 +37,10 @@ from aucopt.learners._common import (AVERAGED_WEIGHTS, EPOCH_PARAMS, SHUFFLE_PAR
                                      check_shuffle, check_state_size, merge_doc,
                                      search_scale, settle, weights_state)
 from aucopt.learners._objectives import mean_pair_square
-from aucopt.learners._fsauc_core import fsauc_fit
+from aucopt.learners._fsauc_core import fsauc_fit, fsauc_gradient_bound
 from aucopt.learners.square import _Streaming, class_sum_state, open_class_sums, tail_doc
 from aucopt.validation import (check_choice, check_count, check_fraction, check_positive,
-                               check_random_state, check_seed, row_source)
+                               check_random_state, check_seed, check_X, row_source)
 
 __all__ = ["SOLAM", "SPAM", "SPDAM", "FSAUC"]
 
@@ -721,6 +720,18 @@ class FSAUC(WeightsModel, BaseLearner):
         experiments tune 10^[-1:5] for unit-length rows)."""
         R = auto_value(self, "R", X)
         return {"R": [10.0 ** k * R for k in range(-2, 3)]}
+
+    def gradient_bound(self, X, R=None):
+        """The constant ``G=None`` stands for on ``X``: the analysis' bound on the
+        stochastic gradients for ``kappa = max ||x||`` over the rows of ``X`` and
+        the radius ``R`` (default: this learner's ``R``, its "auto" value on ``X``
+        for "auto"). A grid of ``G`` is best centred on it, e.g. ``2^[-10:0]``
+        times it."""
+        X = check_X(X)
+        if R is None:
+            R = auto_value(self, "R", X) if isinstance(self.R, str) else self.R
+        check_positive("R", R)
+        return fsauc_gradient_bound(math.sqrt(row_source(X).max_sqnorm()), float(R))
 
     def _check_params(self):
         if not (isinstance(self.R, str) and self.R == "auto"):

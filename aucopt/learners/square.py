@@ -11,7 +11,6 @@ covariances are estimated online, as the papers do). The loops are in
 :mod:`aucopt._kernels._square`; the ranking vector lives in the shared weight
 primitive (:class:`aucopt._kernels._weights.Weights`).
 """
-# ALGORITHMS.md sections 4.1-4.4
 import copy
 import math
 
