@@ -4,7 +4,7 @@
     aucopt train NAME TRAIN.svm [--test TEST.svm] [--param k=v ...] [--positive L,..] [--save M.npz]
                  [--stream [--chunk-size N] [--holdout N]]
     aucopt tune NAME TRAIN.svm [--test TEST.svm] [--grid k=v1,v2 ...] [--cv 3] [--save M.npz]
-    aucopt eval MODEL.npz TEST.svm [--positive L,..]
+    aucopt eval MODEL.npz TEST.svm [--positive L,..] [--roc ROC.png]
     aucopt demo [--learner NAME]
 
 Every expected failure (bad arguments, unreadable or malformed files, a diverged fit,
@@ -291,6 +291,25 @@ def _cmd_eval(args, out):
     print(f"OPTROC acc   {acc:.4f}", file=out)
     print(f"accuracy     {np.mean(model.predict(X) == y):.4f} (threshold from training)",
           file=out)
+    if args.roc:
+        _write_roc(model, X, y, args.roc, out)
+
+
+def _write_roc(model, X, y, path, out):
+    import aucopt.plot
+
+    ax = aucopt.plot.roc(model, X, y)
+    ax.set_title(f"{type(model).__name__} on {X.shape[0]} rows")
+    try:
+        aucopt.plot.save(ax.figure, path, dpi=120)
+    except OSError as exc:
+        raise _UsageError(f"aucopt: error: {path}: cannot write ({_first_line(exc)})") \
+            from None
+    finally:
+        import matplotlib.pyplot as plt
+
+        plt.close(ax.figure)
+    print(f"ROC curve    {path}", file=out)
 
 
 def _demo_preprocessing(cls):
@@ -373,6 +392,9 @@ def _build_parser():
     ev.add_argument("data", help="svmlight file")
     ev.add_argument("--positive", metavar="L1,L2,...",
                     help="labels of the positive class; the others are negative")
+    ev.add_argument("--roc", metavar="ROC.png",
+                    help="also draw the ROC curve into this image (.png, .svg, .pdf); "
+                         'needs matplotlib (pip install "aucopt[plot]")')
 
     demo = sub.add_parser("demo", help="train on a small real dataset shipped with aucopt")
     demo.add_argument("--learner", default=DEMO_LEARNER, help="learner name")
