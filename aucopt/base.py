@@ -34,6 +34,8 @@ without importing scikit-learn:
 A plugin learner only needs ``__init__`` and ``_fit(X, y)`` (labels in {-1, +1};
 set ``coef_``): the default scoring is ``X @ coef_``.
 """
+from __future__ import annotations
+
 import contextlib
 import copy
 import math
@@ -41,7 +43,7 @@ import numbers
 import threading
 import time
 import warnings
-from typing import Protocol, runtime_checkable
+from typing import Iterable, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
@@ -886,7 +888,8 @@ class BaseLearner(Estimator):
         return self
 
 
-def merge(models, weights=None, base=None):
+def merge(models: Iterable[BaseLearner], weights: Sequence[float] | None = None,
+          base: BaseLearner | None = None) -> BaseLearner:
     """A new model combining fitted ``models`` (see :meth:`BaseLearner.merge`).
 
     The first model is copied and the others are merged into the copy; none of

@@ -6,6 +6,7 @@
     aucopt tune NAME TRAIN.svm [--test TEST.svm] [--grid k=v1,v2 ...] [--cv 3] [--save M.npz]
     aucopt eval MODEL.npz TEST.svm [--positive L,..] [--roc ROC.png]
     aucopt demo [--learner NAME]
+    aucopt --version
 
 Every expected failure (bad arguments, unreadable or malformed files, a diverged fit,
 too little memory) exits with status 2 and one line on stderr naming the file or the
@@ -22,6 +23,8 @@ import scipy.sparse as sp
 
 DEMO_DATASET = "spambase"
 DEMO_LEARNER = "psam"
+# where the demo says the documentation is
+DOCS_BUILD = 'pip install ".[docs]" && sphinx-build -W --keep-going -b html docs docs/_build/html'
 
 
 class _Parser(argparse.ArgumentParser):
@@ -342,6 +345,20 @@ def _cmd_demo(args, out):
     print(f"fit time     {seconds:.4f} s", file=out)
     print(f"train AUC    {learner.score(X_train, y_train):.4f}", file=out)
     print(f"test AUC     {learner.score(X_test, y_test):.4f}", file=out)
+    print(f"docs         docs/ of the source tree: {DOCS_BUILD}, then open "
+          "docs/_build/html/index.html", file=out)
+
+
+def _version():
+    """The installed distribution's version, or the package's own when not installed."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("aucopt")
+    except PackageNotFoundError:
+        import aucopt
+
+        return aucopt.__version__
 
 
 def _data_options(p, test=True):
@@ -360,6 +377,7 @@ def _data_options(p, test=True):
 
 def _build_parser():
     parser = _Parser(prog="aucopt", description="AUC maximization learners.")
+    parser.add_argument("--version", action="version", version=f"aucopt {_version()}")
     sub = parser.add_subparsers(dest="command", parser_class=_Parser)
     sub.required = True
 

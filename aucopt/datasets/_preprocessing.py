@@ -1,8 +1,11 @@
 """Label binarisation, feature scaling and a stratified train/test split."""
+from __future__ import annotations
+
 import numbers
 
 import numpy as np
 import scipy.sparse as sp
+from numpy.typing import ArrayLike
 
 from aucopt.exceptions import NotFittedError
 
@@ -18,7 +21,7 @@ def _fmt_labels(values, limit=10):
     return "[" + text + "]"
 
 
-def binarize(y, positive):
+def binarize(y: ArrayLike, positive: object) -> np.ndarray:
     """Map labels to a binary task: +1 for the positive classes, -1 for the rest.
 
     Parameters
@@ -247,7 +250,7 @@ class Scaler:
         return f"Scaler(method={self.method!r})"
 
 
-def scale(X, method="standard"):
+def scale(X: ArrayLike | sp.spmatrix, method: str = "standard") -> np.ndarray | sp.csr_matrix:
     """Scale ``X`` in one call: ``Scaler(method).fit_transform(X)``.
 
     Parameters
@@ -263,7 +266,8 @@ def scale(X, method="standard"):
     return Scaler(method).fit_transform(X)
 
 
-def split(X, y, test_size=0.2, random_state=0):
+def split(X: ArrayLike | sp.spmatrix, y: ArrayLike, test_size: float = 0.2,
+          random_state: int | np.random.Generator | None = 0) -> tuple:
     """Stratified random train/test split.
 
     Each class is split in (nearly) the same proportion; the number of test
