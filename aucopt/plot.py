@@ -82,7 +82,8 @@ def roc(model_or_scores: Any, X: Any = None, y: ArrayLike | None = None, ax: Any
     fpr, tpr, _ = roc_curve(y, scores, pos_label, sample_weight=sample_weight)
     auc = roc_auc(y, scores, pos_label, sample_weight=sample_weight)
     ax = _axes(ax)
-    ax.plot([0, 1], [0, 1], linestyle="--", linewidth=0.8, color="0.6", label="chance")
+    if not any(line.get_label() == "chance" for line in ax.get_lines()):  # once per axes
+        ax.plot([0, 1], [0, 1], linestyle="--", linewidth=0.8, color="0.6", label="chance")
     ax.plot(fpr, tpr, linewidth=1.6, label=f"{label} (AUC {auc:.4f})")
     ax.set_xlim(0, 1)
     ax.set_ylim(0, 1.005)
@@ -193,25 +194,26 @@ def time_to_auc(results: Mapping[str, Any] | str | os.PathLike, ax: Any = None) 
     else:
         ncols = min(2, len(panels))
         nrows = -(-len(panels) // ncols)
-        fig, grid = plt.subplots(nrows, ncols, figsize=(6.0 * ncols, 4.2 * nrows),
+        fig, grid = plt.subplots(nrows, ncols, figsize=(8.0 * ncols, 4.2 * nrows),
                                  layout="constrained", squeeze=False)
         axes = list(grid.ravel())
         for extra in axes[len(panels):]:
             extra.set_visible(False)
+    colors = plt.get_cmap("tab20").colors
     for axis, (name, rows) in zip(axes, panels):
         for i, row in enumerate(rows):
-            color = f"C{i % 10}"
+            color = colors[(2 * i) % 20 + (2 * i) // 20 % 2]  # the dark shades, then the light
             curve = row.get("curve")
             if curve:
                 seconds, aucs = np.asarray(curve, dtype=float).T
                 axis.plot(seconds, aucs, color=color, marker=".", linewidth=1.0)
             axis.plot(row["median"], _auc_of(row), "o", color=color, label=row["name"])
         axis.set_xscale("log")
-        axis.set_xlabel("fit time [s] (median)")
+        axis.set_xlabel("fit time [s]")
         axis.set_ylabel("AUC")
         axis.set_title(name)
         axis.grid(True, which="both", linewidth=0.3)
-        axis.legend(fontsize="small", loc="best")
+        axis.legend(fontsize="small", loc="center left", bbox_to_anchor=(1.02, 0.5))
     return axes[0].figure
 
 

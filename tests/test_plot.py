@@ -46,6 +46,9 @@ def test_roc_draws_the_curve_of_the_model_and_of_scores():
     _, ax2 = plt.subplots()
     assert aucopt.plot.roc(model.decision_function(X), y=y, ax=ax2, label="s") is ax2
     assert ax2.get_lines()[-1].get_label().startswith("s (AUC")
+    aucopt.plot.roc(-model.decision_function(X), y=y, ax=ax2, label="reversed")
+    labels = [line.get_label() for line in ax2.get_lines()]
+    assert labels.count("chance") == 1 and len(labels) == 3  # one chance line per axes
     with pytest.raises(ValueError, match="labels y"):
         aucopt.plot.roc(model, X)
     with pytest.raises(ValueError, match="rows X"):

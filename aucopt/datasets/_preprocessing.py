@@ -120,7 +120,7 @@ class Scaler:
         ``"minmax"``: the midpoints of the ranges); ``None`` otherwise.
     scale_ : ndarray of shape (n_features,)
         Column divisors (``"standard"``: std, ``"minmax"``: half the range,
-        ``"maxabs"``: max |x|; 1 where the column is constant / all zero).
+        ``"maxabs"``: ``max |x|``; 1 where the column is constant / all zero).
         ``None`` for ``"center"`` and ``"l2"``.
     n_features_in_ : int
         Number of columns seen in :meth:`fit`.

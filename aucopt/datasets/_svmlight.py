@@ -559,7 +559,7 @@ def dump_svmlight(X: ArrayLike | sp.spmatrix, y: ArrayLike, f: Source, zero_base
         Write indices starting at 0 (``True``) or 1 (``False``, the LIBSVM
         convention).
     comment : str or None, default=None
-        Text written at the top of the file, each line prefixed with ``# ``,
+        Text written at the top of the file, each line prefixed with ``#`` and a space,
         encoded as UTF-8 (readers skip comments byte by byte).
 
     Notes
