@@ -45,8 +45,10 @@ def test_objective_column_is_the_stopping_rules_objective():
     model = _learner("psam").fit(X, y)  # n_epochs="auto"
     assert model.history_[-1, 1] == model.objective_
     assert np.isnan(model.history_[:, 2]).all()  # no validation data
-    fixed = _learner("psam", n_epochs=3).fit(X, y)
+    fixed = _learner("psam", n_epochs=3).fit(X, y, validation_data=contract_data(6))
     assert fixed.history_.shape == (3, 3) and np.isfinite(fixed.history_[:, 1]).all()
+    # without validation data a fixed number of epochs computes no objective
+    assert np.isnan(_learner("psam", n_epochs=3).fit(X, y).history_[:, 1]).all()
     # the same passes give the same objectives, with or without the stopping rule
     np.testing.assert_allclose(fixed.history_[:, 1], model.history_[:3, 1], rtol=1e-12)
 
