@@ -192,7 +192,7 @@ class _History:
         objective = learner.__dict__.get("objective_")
         if objective is None and self.validation is not None and hasattr(learner, "_objective"):
             # not computed by the pass or the stopping rule: only for a monitored fit
-            # (on the stopping rule's sample it costs a fifth of a PSAM epoch on text)
+            # (it costs a fifth of a PSAM epoch on 20,000 sparse rows)
             if self.monitor is None:
                 self.monitor = _monitor_rows(*self.train)
             objective = float(learner._objective(*self.monitor))
@@ -318,8 +318,9 @@ class BaseLearner(Estimator):
         objective on at most 20,000 training rows after the pass (NaN for a
         learner without one, and with an integer ``n_epochs`` unless
         ``validation_data`` is given: a plain fit computes no more than it needs)
-        and the validation AUC (NaN without ``validation_data``). It describes the last ``fit``: ``partial_fit`` leaves
-        it as it is, ``merge`` drops it; ``save`` keeps it.
+        and the validation AUC (NaN without ``validation_data``). It describes the
+        last ``fit``: ``partial_fit`` leaves it as it is, ``merge`` drops it;
+        ``save`` keeps it.
         """
         X = check_X(X)
         y_pm, classes = check_y(y, X.shape[0], pos_label=self._pos_label())
