@@ -28,6 +28,6 @@ for i, (seconds, objective, auc) in enumerate(fixed.history_, 1):
 # %%
 ax = aucopt.plot.history(fixed)
 ax.axvline(auto.n_passes_, color="0.4", linestyle=":")
-ax.annotate(' n_epochs="auto" stops here', (auto.n_passes_, 0.97), xycoords=("data", "axes fraction"),
-            va="top", color="0.3")
+ax.annotate(' n_epochs="auto"\n stops here', (auto.n_passes_, 0.98),
+            xycoords=("data", "axes fraction"), ha="left", va="top", color="0.3")
 plt.show()
