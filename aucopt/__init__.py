@@ -24,7 +24,7 @@ _LAZY = {
     "NotFittedError": ("aucopt.exceptions", "NotFittedError"),
 }
 _SUBMODULES = ("base", "cli", "dask", "datasets", "exceptions", "features", "learners",
-               "metrics", "model_selection", "persistence", "registry", "testing",
+               "metrics", "model_selection", "persistence", "plot", "registry", "testing",
                "validation")
 
 __all__ = sorted(list(_LAZY) + list(_SUBMODULES) + ["__version__"])

@@ -34,6 +34,8 @@ without importing scikit-learn:
 A plugin learner only needs ``__init__`` and ``_fit(X, y)`` (labels in {-1, +1};
 set ``coef_``): the default scoring is ``X @ coef_``.
 """
+from __future__ import annotations
+
 import contextlib
 import copy
 import math
@@ -41,7 +43,7 @@ import numbers
 import threading
 import time
 import warnings
-from typing import Protocol, runtime_checkable
+from typing import Iterable, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
@@ -56,7 +58,8 @@ from aucopt.metrics import optroc_accuracy, roc_auc
 from aucopt.validation import (check_X, check_y, finite_rows, order_stream, row_scale,
                                row_source)
 
-__all__ = ["Learner", "BaseLearner", "OnlineMixin", "DIVERGED", "merge", "MERGE_KINDS"]
+__all__ = ["Learner", "BaseLearner", "OnlineMixin", "DIVERGED", "merge", "MERGE_KINDS",
+           "HISTORY_COLUMNS"]
 
 # A model whose scores on the training rows can exceed this is refused as diverged
 # (margin and square losses work at scores of order 1; nothing sensible is 1e10).
@@ -71,6 +74,10 @@ LOSS_LIMIT = 100.0
 MONITOR_ROWS = 20_000
 # With verbose, a pass that runs longer prints a progress line every this many seconds.
 PROGRESS_SECONDS = 5.0
+# The columns of ``history_`` (one row per pass of ``fit``): the wall time of the
+# passes so far, the training objective after the pass (NaN for a learner without
+# one) and the AUC on ``validation_data`` (NaN without it).
+HISTORY_COLUMNS = ("seconds", "objective", "val_auc")
 # How a learner's models combine (``BaseLearner._merge``), besides None (they do not).
 MERGE_KINDS = ("exact", "average")
 # Parameters that do not change what a fitted state means: models may differ in them.
@@ -164,6 +171,43 @@ def _monitor_rows(rows, y):
     return rows.take(pick), y[pick]
 
 
+class _History:
+    """Collects ``history_`` during one ``fit`` (see :meth:`BaseLearner.fit`)."""
+
+    def __init__(self, learner, rows, y, validation):
+        self.learner = learner
+        self.train = (rows, y)
+        self.monitor = None
+        self.validation = None
+        if validation is not None:
+            X_val, y_val = validation
+            self.validation = (learner._input_rows(X_val, fit_map=False, norms=False), y_val)
+        self.seconds = 0.0
+        self.records = []
+
+    def record(self, seconds):
+        """After a pass that took ``seconds``: its row of ``history_``."""
+        learner = self.learner
+        self.seconds += seconds
+        objective = learner.__dict__.get("objective_")
+        if objective is None and self.validation is not None and hasattr(learner, "_objective"):
+            # not computed by the pass or the stopping rule: only for a monitored fit
+            # (it costs a fifth of a PSAM epoch on 20,000 sparse rows)
+            if self.monitor is None:
+                self.monitor = _monitor_rows(*self.train)
+            objective = float(learner._objective(*self.monitor))
+        auc = math.nan
+        if self.validation is not None:
+            rows, y = self.validation
+            auc = roc_auc(y, learner._raw_scores(rows))
+        self.records.append((self.seconds, math.nan if objective is None else objective, auc))
+
+    def store(self):
+        """Set ``history_`` (a fit that ran no pass of the driver has none)."""
+        if self.records:
+            self.learner.history_ = np.array(self.records, dtype=np.float64)
+
+
 class _Copy:
     def __init__(self, array):
         self.array = array
@@ -218,6 +262,7 @@ class BaseLearner(Estimator):
                                              "no_progress"), optional=True),
         # a plugin's ranking vector (built-in learners derive coef_ from their state)
         "coef_": Array("f8", ("d",), optional=True),
+        "history_": Array("f8", ("*", len(HISTORY_COLUMNS)), finite=False, optional=True),
     }
     # the parameter to name when a fit diverges
     _divergence_hint = "lower the step size"
@@ -249,21 +294,45 @@ class BaseLearner(Estimator):
 
     # ---- fitting
 
-    def fit(self, X, y):
+    def fit(self, X, y, validation_data=None):
         """Train from scratch on ``X`` (dense or sparse) and binary labels ``y``.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        validation_data : (X_val, y_val), optional
+            Held-out rows (same features) and labels (the classes of ``y``, both
+            present): their AUC after each pass is recorded in ``history_``.
 
         Returns
         -------
         self
+
+        Notes
+        -----
+        ``history_`` (one row per pass of the driver, columns
+        :data:`HISTORY_COLUMNS`): cumulative seconds of the passes (their
+        divergence checks and the stopping rule's objective included; the
+        history's own objective and validation scoring excluded), the training
+        objective on at most 20,000 training rows after the pass (NaN for a
+        learner without one, and with an integer ``n_epochs`` unless
+        ``validation_data`` is given: a plain fit computes no more than it needs)
+        and the validation AUC (NaN without ``validation_data``). It describes the
+        last ``fit``: ``partial_fit`` leaves it as it is, ``merge`` drops it;
+        ``save`` keeps it.
         """
         X = check_X(X)
         y_pm, classes = check_y(y, X.shape[0], pos_label=self._pos_label())
+        validation = (None if validation_data is None
+                      else self._check_validation(validation_data, X.shape[1], classes))
         self._check_params()
         with self._transaction(fresh=True):
             self._clear_fitted()
             self.classes_ = classes
             self.n_features_in_ = X.shape[1]
             rows = self._input_rows(X, fit_map=True, y=y_pm)
+            self._history = _History(self, rows, y_pm, validation)
             if type(self)._fit is BaseLearner._fit:
                 self._train(rows, y_pm)
             else:
@@ -272,7 +341,21 @@ class BaseLearner(Estimator):
             if not self._coef_finite():
                 self._diverged("non-finite weights")
             self._finish(rows, y_pm)
+            self.__dict__.pop("_history").store()
         return self
+
+    def _check_validation(self, validation_data, n_features, classes):
+        """``validation_data`` of ``fit`` validated: ``(X_val, y_val in {-1, +1})``."""
+        if not isinstance(validation_data, (tuple, list)) or len(validation_data) != 2:
+            raise ValueError("validation_data must be a pair (X_val, y_val), got "
+                             f"{type(validation_data).__name__}")
+        X_val = check_X(validation_data[0], name="validation_data X", n_features=n_features,
+                        estimator=type(self).__name__)
+        y_val, _ = check_y(validation_data[1], X_val.shape[0], classes=classes)
+        if not ((y_val > 0).any() and (y_val < 0).any()):
+            raise ValueError("validation_data labels hold one class only: the validation "
+                             "AUC needs both classes")
+        return X_val, y_val
 
     def _input_rows(self, X, fit_map, norms=True, y=None, stream=False):
         """The rows the learner works on for a validated ``X``: ``X`` itself, or (a
@@ -384,8 +467,12 @@ class BaseLearner(Estimator):
             self.objective_ = float(self._objective(*monitor))
             if not math.isfinite(self.objective_):
                 self._diverged(f"objective {self.objective_}")
+        seconds = time.perf_counter() - start
+        history = self.__dict__.get("_history")
+        if history is not None:
+            history.record(seconds)
         if getattr(self, "verbose", 0):
-            self._report(rows, y, time.perf_counter() - start)
+            self._report(rows, y, seconds)
 
     def _pos_label(self):
         return getattr(self, "pos_label", None)
@@ -547,7 +634,15 @@ class BaseLearner(Estimator):
 
         Here: each resolved data-derived parameter (``eta_``, ``lam_``, ...) must
         pass the checks of the parameter itself (a file cannot smuggle in a value
-        the constructor would refuse, such as ``lam_ = 0``)."""
+        the constructor would refuse, such as ``lam_ = 0``); ``history_`` must hold
+        rising seconds, no infinite objective and AUCs in [0, 1] (or NaN)."""
+        if "history_" in self.__dict__:
+            seconds, objective, auc = self.history_.T
+            if not (np.all(seconds >= 0) and np.all(np.diff(seconds) >= 0)
+                    and not np.isinf(objective).any() and not (auc < 0).any()
+                    and not (auc > 1).any()):
+                raise ValueError("history_ holds negative or falling seconds, an infinite "
+                                 "objective or an AUC outside [0, 1]")
         for name in self._auto_params:
             explicit = getattr(self, name)
             setattr(self, name, getattr(self, name + "_"))
@@ -664,7 +759,7 @@ class BaseLearner(Estimator):
             values = [p[name] for p in parts]
             merged[name] = _combine(rule, values, weights,
                                     None if start is None else start[name])
-        for name in ("objective_", "stop_reason_"):  # described the last pass of one model
+        for name in ("objective_", "stop_reason_", "history_"):  # described one model's fit
             self.__dict__.pop(name, None)
         self._merge_store(merged)
         self.__dict__.update(extra)
@@ -799,7 +894,8 @@ class BaseLearner(Estimator):
         return self
 
 
-def merge(models, weights=None, base=None):
+def merge(models: Iterable[BaseLearner], weights: Sequence[float] | None = None,
+          base: BaseLearner | None = None) -> BaseLearner:
     """A new model combining fitted ``models`` (see :meth:`BaseLearner.merge`).
 
     The first model is copied and the others are merged into the copy; none of

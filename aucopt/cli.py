@@ -4,8 +4,9 @@
     aucopt train NAME TRAIN.svm [--test TEST.svm] [--param k=v ...] [--positive L,..] [--save M.npz]
                  [--stream [--chunk-size N] [--holdout N]]
     aucopt tune NAME TRAIN.svm [--test TEST.svm] [--grid k=v1,v2 ...] [--cv 3] [--save M.npz]
-    aucopt eval MODEL.npz TEST.svm [--positive L,..]
+    aucopt eval MODEL.npz TEST.svm [--positive L,..] [--roc ROC.png]
     aucopt demo [--learner NAME]
+    aucopt --version
 
 Every expected failure (bad arguments, unreadable or malformed files, a diverged fit,
 too little memory) exits with status 2 and one line on stderr naming the file or the
@@ -22,6 +23,8 @@ import scipy.sparse as sp
 
 DEMO_DATASET = "spambase"
 DEMO_LEARNER = "psam"
+# where the demo says the documentation is
+DOCS_BUILD = 'pip install ".[docs]" && sphinx-build -W --keep-going -b html docs docs/_build/html'
 
 
 class _Parser(argparse.ArgumentParser):
@@ -306,6 +309,25 @@ def _cmd_eval(args, out):
     print(f"OPTROC acc   {acc:.4f}", file=out)
     print(f"accuracy     {np.mean(model.predict(X) == y):.4f} (threshold from training)",
           file=out)
+    if args.roc:
+        _write_roc(model, X, y, args.roc, out)
+
+
+def _write_roc(model, X, y, path, out):
+    import aucopt.plot
+
+    ax = aucopt.plot.roc(model, X, y)
+    ax.set_title(f"{type(model).__name__} on {X.shape[0]} rows")
+    try:
+        aucopt.plot.save(ax.figure, path, dpi=120)
+    except OSError as exc:
+        raise _UsageError(f"aucopt: error: {path}: cannot write ({_first_line(exc)})") \
+            from None
+    finally:
+        import matplotlib.pyplot as plt
+
+        plt.close(ax.figure)
+    print(f"ROC curve    {path}", file=out)
 
 
 def _cmd_demo(args, out):
@@ -332,6 +354,20 @@ def _cmd_demo(args, out):
     print(f"fit time     {seconds:.4f} s", file=out)
     print(f"train AUC    {learner.score(X_train, y_train):.4f}", file=out)
     print(f"test AUC     {learner.score(X_test, y_test):.4f}", file=out)
+    print(f"docs         docs/ of the source tree: {DOCS_BUILD}, then open "
+          "docs/_build/html/index.html", file=out)
+
+
+def _version():
+    """The installed distribution's version, or the package's own when not installed."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("aucopt")
+    except PackageNotFoundError:
+        import aucopt
+
+        return aucopt.__version__
 
 
 def _data_options(p, test=True):
@@ -350,6 +386,7 @@ def _data_options(p, test=True):
 
 def _build_parser():
     parser = _Parser(prog="aucopt", description="AUC maximization learners.")
+    parser.add_argument("--version", action="version", version=f"aucopt {_version()}")
     sub = parser.add_subparsers(dest="command", parser_class=_Parser)
     sub.required = True
 
@@ -382,6 +419,9 @@ def _build_parser():
     ev.add_argument("data", help="svmlight file")
     ev.add_argument("--positive", metavar="L1,L2,...",
                     help="labels of the positive class; the others are negative")
+    ev.add_argument("--roc", metavar="ROC.png",
+                    help="also draw the ROC curve into this image (.png, .svg, .pdf); "
+                         'needs matplotlib (pip install "aucopt[plot]")')
 
     demo = sub.add_parser("demo", help="train on a small real dataset shipped with aucopt")
     demo.add_argument("--learner", default=DEMO_LEARNER, help="learner name")

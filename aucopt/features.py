@@ -358,14 +358,14 @@ class _FeatureMap(Estimator):
 
         Parameters
         ----------
-        X : array-like or sparse matrix of shape (n_samples, n_features_in_)
-        out : ndarray of shape (n_samples, n_features_out_), optional
+        X : array-like or sparse matrix of shape (n_samples, ``n_features_in_``)
+        out : ndarray of shape (n_samples, ``n_features_out_``), optional
             C-contiguous float64 array to write the result to (e.g. a
             ``numpy.memmap``); a new array by default.
 
         Returns
         -------
-        ndarray of shape (n_samples, n_features_out_)
+        ndarray of shape (n_samples, ``n_features_out_``)
             Dense float64 features, computed ``block_size`` rows at a time.
         """
         if not self.__sklearn_is_fitted__():
@@ -482,7 +482,7 @@ class RandomFourierFeatures(_FeatureMap):
     ----------
     sigma_ : float
         Kernel width used.
-    frequencies_ : ndarray of shape (n_features_in_, n_components)
+    frequencies_ : ndarray of shape (``n_features_in_``, n_components)
         The drawn ``theta_j`` as columns.
     offsets_ : ndarray of shape (n_components,)
         The phases ``b_j`` (``cos_phase`` only).
@@ -686,11 +686,11 @@ _NYSTROEM_ATTRIBUTES = """Attributes
     ----------
     bandwidth_ : float
         The ``s`` of ``exp(-||x - y||^2 / s)`` used.
-    landmarks_ : ndarray of shape (m, n_features_in_)
+    landmarks_ : ndarray of shape (m, ``n_features_in_``)
         The landmark rows ``u_1 .. u_m`` (dense).
-    eigenvalues_ : ndarray of shape (n_features_out_,)
+    eigenvalues_ : ndarray of shape (``n_features_out_``,)
         The kept eigenvalues of ``W``, descending.
-    projection_ : ndarray of shape (m, n_features_out_)
+    projection_ : ndarray of shape (m, ``n_features_out_``)
         ``V_r Sigma_r^{-1/2}``: ``psi(x) = [k(x, u_1), ..., k(x, u_m)] @ projection_``.
         (A learner that holds kernel coefficients ``alpha`` on the landmarks, like
         NOAM, gets the equivalent weights as ``eigenvalues_ * (projection_.T @ alpha)``.)

@@ -17,14 +17,20 @@
 Nothing is unpickled and nothing named in the file is imported except through
 the registry. Every failure is ``ValueError("malformed model file: <what>")``.
 """
+from __future__ import annotations
+
+import os
+from typing import IO
+
 from aucopt._format import MalformedModel, ModelReader, from_json
 from aucopt._state import StateError
+from aucopt.base import BaseLearner
 from aucopt.registry import get_class
 
 __all__ = ["load"]
 
 
-def load(path):
+def load(path: str | os.PathLike | IO[bytes]) -> BaseLearner:
     """Load a learner written by ``save``; never unpickles, checks every value.
 
     Parameters

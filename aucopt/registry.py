@@ -28,11 +28,14 @@ is how a learner knows the name it saves itself under; built-in learners declare
 it themselves and are collected by :mod:`aucopt.learners`, which never imports the
 registry (no import circle).
 """
+from __future__ import annotations
+
 import difflib
 import importlib
 import importlib.metadata
 import os
 import warnings
+from typing import Any, Callable, TypeVar
 
 from aucopt.base import Learner
 from aucopt.exceptions import PluginLoadError
@@ -91,7 +94,10 @@ def _protocol_problem(obj):
     return ""
 
 
-def register(name):
+T = TypeVar("T", bound=type)
+
+
+def register(name: str) -> Callable[[T], T]:
     """Class decorator: make a learner available as ``aucopt.get(name)``.
 
     Parameters
@@ -193,7 +199,7 @@ def reload_plugins():
     return available()
 
 
-def available():
+def available() -> dict[str, str]:
     """Every learner name with its origin: ``"built-in"`` or ``"<distribution> <version>"``.
 
     Plugins are listed from their metadata; none is imported.
@@ -209,7 +215,7 @@ def available():
     return dict(sorted(names.items()))
 
 
-def get_class(name):
+def get_class(name: str) -> type:
     """The learner class registered as ``name`` (importing its plugin if needed)."""
     plugins = _discover()
     if isinstance(name, str) and name in _registered:
@@ -222,7 +228,7 @@ def get_class(name):
     raise ValueError(f"unknown learner {name!r}.{hint} Known learners: {', '.join(known)}")
 
 
-def get(name, **params):
+def get(name: str, **params: Any) -> Learner:
     """Create the learner registered as ``name`` with the given parameters.
 
     Examples

@@ -24,7 +24,8 @@ import scipy.sparse as sp
 from aucopt._kernels._rows import NotCanonical, RowSource, csr_status
 from aucopt.exceptions import DataConversionWarning
 
-__all__ = ["check_X", "check_y", "check_random_state", "check_seed", "order_stream",
+__all__ = ["check_X", "check_y", "check_sample_weight", "check_random_state", "check_seed",
+           "order_stream",
            "row_source", "row_scale",
            "check_positive",
            "check_count", "check_choice", "check_fraction", "check_state_bytes",
@@ -215,6 +216,32 @@ def check_y(y, n_samples, classes=None, pos_label=None):
         raise ValueError(f"pos_label={pos_label!r} is not one of the labels "
                          f"{values.tolist()}")
     return np.where(y == classes[1], 1.0, -1.0), classes
+
+
+def check_sample_weight(sample_weight, n_samples, what="sample_weight"):
+    """Validate sample weights with scikit-learn's semantics (an integer weight k
+    counts a row k times; a weight 0 ignores it).
+
+    Returns a C-contiguous float64 array of shape ``(n_samples,)``; a column vector
+    of shape (n, 1) is raveled. Raises ``ValueError`` for a wrong length or shape,
+    non-numeric, negative, NaN or infinite weights, or weights that are all zero.
+    """
+    w = np.asarray(sample_weight)
+    if w.ndim == 2 and w.shape[1] == 1:
+        w = w.ravel()
+    if w.ndim != 1 or w.shape[0] != n_samples:
+        raise ValueError(f"{what} must hold one weight per sample ({n_samples}), got an "
+                         f"array of shape {w.shape}")
+    if w.dtype.kind not in "biuf":
+        raise ValueError(f"{what} must be numeric, got dtype {w.dtype}")
+    w = np.ascontiguousarray(w, dtype=np.float64)
+    bad = np.flatnonzero(~(w >= 0) | ~np.isfinite(w))  # NaN fails w >= 0
+    if bad.size:
+        raise ValueError(f"{what} must be finite and >= 0; entry {bad[0]} is {w[bad[0]]!r}")
+    if not (w > 0).any():
+        raise ValueError(f"{what} is zero everywhere: at least one sample must have a "
+                         "positive weight")
+    return w
 
 
 def _object_labels(y):

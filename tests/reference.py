@@ -730,3 +730,37 @@ def lane_square_prox_pair_steps(X, pos_rows, neg_rows, lanes, order, step, weigh
             for _ in range(lanes if lane == 0 else 0):
                 w = np.sign(w) * np.maximum(0.0, np.abs(w) - step * l1) / (1.0 + step * l2)
     return w
+
+
+def auc_pairs_weighted(y, s, w):
+    """Weighted AUC by visiting every (positive, negative) pair: O(n+ n-) time.
+
+    Each pair counts ``w_i w_j`` (a tie half of it), normalised by the product of
+    the class weights: with integer weights, the AUC of the rows repeated.
+    """
+    pos = _pos_mask(y)
+    s = np.asarray(s, dtype=float)
+    w = np.asarray(w, dtype=float)
+    num = 0.0
+    for a, wa in zip(s[pos], w[pos]):
+        for b, wb in zip(s[~pos], w[~pos]):
+            num += wa * wb * (1.0 if a > b else 0.5 if a == b else 0.0)
+    return num / (w[pos].sum() * w[~pos].sum())
+
+
+def precision_at_k_bruteforce(y, s, k):
+    """Top-k precision with ties broken at random, in expectation: each sample of
+    the tied group at the k-th place is in the top k with probability (places left)
+    / (group size). Counts every sample once (no weights)."""
+    pos = _pos_mask(y)
+    s = np.asarray(s, dtype=float)
+    left, hits = float(k), 0.0
+    for t in sorted(set(s.tolist()), reverse=True):
+        group = s == t
+        size = int(group.sum())
+        take = min(left, size)
+        hits += take * int(np.sum(group & pos)) / size
+        left -= take
+        if left <= 0:
+            break
+    return hits / k

@@ -197,3 +197,32 @@ def test_stream_refuses_batch_learners_and_one_class_chunks(tmp_path, svm_files,
     code, _ = _run(["train", "psam", str(path), "--stream", "--chunk-size", "50"])
     err = capsys.readouterr().err
     assert code == 2 and "--positive" in err and err.count("\n") == 1
+
+
+def test_version(capsys):
+    from aucopt import __version__
+
+    with pytest.raises(SystemExit) as exc:
+        main(["--version"])
+    assert exc.value.code == 0
+    assert capsys.readouterr().out.strip() == f"aucopt {__version__}"
+
+
+def test_version_without_distribution_metadata(monkeypatch):
+    import importlib.metadata
+
+    from aucopt import __version__
+    from aucopt.cli import _version
+
+    def missing(name):
+        raise importlib.metadata.PackageNotFoundError(name)
+
+    monkeypatch.setattr(importlib.metadata, "version", missing)
+    assert _version() == __version__
+
+
+def test_demo_says_where_the_docs_are():
+    code, out = _run(["demo", "--learner", "opauc"])
+    assert code == 0
+    docs = [line for line in out.splitlines() if line.startswith("docs")]
+    assert len(docs) == 1 and "sphinx-build" in docs[0] and "docs/_build/html" in docs[0]

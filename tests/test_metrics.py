@@ -1,9 +1,10 @@
-"""Tests for aucopt.metrics: AUC with ties counted 1/2, ROC points, OPTROC accuracy."""
+"""Tests for aucopt.metrics: AUC, ROC curve, OPTROC, weights, partial AUC, top k."""
 import numpy as np
 import pytest
 
-from aucopt.metrics import optroc_accuracy, roc_auc, roc_curve
-from reference import auc_pairs, optroc_bruteforce, roc_points_bruteforce
+from aucopt.metrics import optroc_accuracy, precision_at_k, roc_auc, roc_curve
+from reference import (auc_pairs, auc_pairs_weighted, optroc_bruteforce,
+                       precision_at_k_bruteforce, roc_points_bruteforce)
 
 
 def _random_case(rng):
@@ -299,3 +300,121 @@ def test_error_messages_name_the_function_and_fix():
 def test_optroc_bad_slope(slope):
     with pytest.raises(ValueError, match="slope must be a finite real number"):
         optroc_accuracy([0, 1], [0.1, 0.2], slope=slope)
+
+
+# ----------------------------------------------------- weights, partial AUC, top k
+def _weighted_case(seed):
+    y, s = CASES[seed]
+    rng = np.random.default_rng(1000 + seed)
+    w = rng.integers(0, 4, size=y.shape[0]).astype(float)
+    w[np.flatnonzero(y == y.max())[0]] = 1.0  # both classes keep a positive weight
+    w[np.flatnonzero(y == y.min())[0]] = 2.0
+    return y, s, w
+
+
+def test_weighted_auc_matches_weighted_pair_count():
+    for seed in range(150):
+        y, s, w = _weighted_case(seed)
+        assert roc_auc(y, s, sample_weight=w) == pytest.approx(
+            auc_pairs_weighted(y, s, w), abs=1e-13), seed
+        frac = w * np.random.default_rng(seed).random(w.shape[0]) + w  # non-integer
+        assert roc_auc(y, s, sample_weight=frac) == pytest.approx(
+            auc_pairs_weighted(y, s, frac), abs=1e-13), seed
+
+
+def test_integer_weights_equal_repeated_rows():
+    for seed in range(100):
+        y, s, w = _weighted_case(seed)
+        k = w.astype(int)
+        yr, sr = np.repeat(y, k), np.repeat(s, k)
+        assert roc_auc(y, s, sample_weight=w) == pytest.approx(roc_auc(yr, sr), abs=1e-13)
+        for max_fpr in (0.05, 0.3):
+            assert roc_auc(y, s, sample_weight=w, max_fpr=max_fpr) == pytest.approx(
+                roc_auc(yr, sr, max_fpr=max_fpr), abs=1e-13)
+        # zero-weight rows give no ROC point: the curve of the repeated rows
+        fpr, tpr, thr = roc_curve(y, s, sample_weight=w)
+        rf, rt, rthr = roc_curve(yr, sr)
+        np.testing.assert_allclose(fpr, rf, rtol=0, atol=1e-15)
+        np.testing.assert_allclose(tpr, rt, rtol=0, atol=1e-15)
+        np.testing.assert_array_equal(thr, rthr)
+        top = max(1, int(k.sum()) // 3)
+        assert precision_at_k(y, s, top, sample_weight=w) == pytest.approx(
+            precision_at_k(yr, sr, top), abs=1e-13)
+
+
+def test_unit_weights_and_full_max_fpr_give_the_exact_auc():
+    for y, s in CASES[:50]:
+        a = roc_auc(y, s)
+        assert roc_auc(y, s, max_fpr=1.0) == a
+        assert roc_auc(y, s, sample_weight=np.ones(len(y))) == pytest.approx(a, abs=1e-14)
+        assert roc_auc(y, s, sample_weight=np.full(len(y), 3.5)) == pytest.approx(a, abs=1e-14)
+
+
+def test_partial_auc_bounds():
+    y = np.array([0, 0, 0, 1, 1, 1])
+    for max_fpr in (0.01, 0.2, 0.5, 0.99):
+        assert roc_auc(y, y.astype(float), max_fpr=max_fpr) == 1.0  # perfect ranking
+        assert roc_auc(y, np.zeros(6), max_fpr=max_fpr) == pytest.approx(0.5, abs=1e-15)
+        assert roc_auc(y, -y.astype(float), max_fpr=max_fpr) == pytest.approx(
+            0.5 * (1 - max_fpr / (2 - max_fpr)), abs=1e-15)  # McClish's minimum
+
+
+def test_weighted_and_partial_against_sklearn_on_1e5_tied_scores():
+    skm = pytest.importorskip("sklearn.metrics")
+    rng = np.random.default_rng(11)
+    n = 100_000
+    y = rng.random(n) < 0.2
+    s = rng.integers(0, 40, n) + 3.0 * y * rng.integers(0, 3, n)  # about 50 distinct values
+    w = rng.random(n) * 4
+    w[rng.random(n) < 0.1] = 0.0
+    for max_fpr in (None, 0.001, 0.05, 0.1, 0.37, 1.0):
+        for weights in (None, w, np.round(w)):
+            ours = roc_auc(y, s, sample_weight=weights, max_fpr=max_fpr)
+            theirs = skm.roc_auc_score(y, s, sample_weight=weights, max_fpr=max_fpr)
+            assert abs(ours - theirs) <= 1e-12, (max_fpr, ours, theirs)
+    fpr, tpr, thr = roc_curve(y, s, sample_weight=w)
+    sf, st, sth = skm.roc_curve(y, s, sample_weight=w, drop_intermediate=False)
+    np.testing.assert_allclose(fpr, sf, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(tpr, st, rtol=0, atol=1e-12)
+    np.testing.assert_array_equal(thr[1:], sth[1:])
+
+
+def test_precision_at_k_matches_random_tie_breaking():
+    for y, s in CASES[:150]:
+        n = len(y)
+        for k in {1, max(1, n // 4), max(1, n // 2), n}:
+            assert precision_at_k(y, s, k) == pytest.approx(
+                precision_at_k_bruteforce(y, s, k), abs=1e-14)
+    # the expectation over tie orders, checked by enumerating them
+    y, s = np.array([0, 1, 1, 0, 1]), np.array([0.5, 0.5, 0.5, 0.9, 0.1])
+    assert precision_at_k(y, s, 3) == pytest.approx((0 + 2 / 3 * 2) / 3, abs=1e-15)
+    assert precision_at_k(y, s, 3, pos_label=0) == pytest.approx((1 + 2 / 3) / 3, abs=1e-15)
+
+
+@pytest.mark.parametrize("w, match", [
+    ([1.0, 2.0], "one weight per sample"),
+    ([1.0, -1.0, 1.0], "finite and >= 0; entry 1"),
+    ([1.0, np.nan, 1.0], "finite and >= 0; entry 1"),
+    ([1.0, np.inf, 1.0], "finite and >= 0"),
+    ([0.0, 0.0, 0.0], "zero everywhere"),
+    (["a", "b", "c"], "must be numeric"),
+    ([0.0, 1.0, 1.0], "every negative sample has sample_weight 0"),
+    ([1.0, 0.0, 0.0], "every positive sample has sample_weight 0"),
+])
+@pytest.mark.parametrize("func", [roc_auc, roc_curve,
+                                  lambda y, s, **kw: precision_at_k(y, s, 1, **kw)])
+def test_bad_sample_weight(func, w, match):
+    with pytest.raises(ValueError, match=match):
+        func([0, 1, 1], [0.1, 0.2, 0.3], sample_weight=w)
+
+
+@pytest.mark.parametrize("max_fpr", [0.0, -0.1, 1.5, np.nan, True, "0.1"])
+def test_bad_max_fpr(max_fpr):
+    with pytest.raises(ValueError, match=r"max_fpr must be a number in \(0, 1\]"):
+        roc_auc([0, 1], [0.1, 0.2], max_fpr=max_fpr)
+
+
+@pytest.mark.parametrize("k", [0, -1, 4, 3.5, np.nan, True, "2"])
+def test_bad_k(k):
+    with pytest.raises(ValueError, match="k"):
+        precision_at_k([0, 1, 1], [0.1, 0.2, 0.3], k)

@@ -226,6 +226,9 @@ def test_every_array_is_checked_against_the_declared_state(name, tmp_path):
         missing = {k: v for k, v in members.items() if k != key}
         meta_missing = {**meta, "arrays": [a for a in meta["arrays"] if a != key]}
         _write(path, missing, meta_missing)
+        if key == "history_":  # a model without a fit history (partial_fit) is a model
+            assert not hasattr(aucopt.load(path), "history_")
+            continue
         with pytest.raises(ValueError, match="malformed model file"):
             aucopt.load(path)
     forged = dict(meta)  # n_features_in_ no longer matching the arrays
@@ -528,3 +531,12 @@ def test_no_module_writes_a_file_but_through_atomic_write():
              if p.name != "_atomic.py"
              for i, line in enumerate(p.read_text().splitlines(), 1) if writes.search(line)]
     assert found == [], found
+@pytest.mark.parametrize("column, value", [(0, -1.0), (0, np.inf), (1, np.inf), (2, 1.5),
+                                           (2, -np.inf)])
+def test_history_values_are_checked(column, value, tmp_path):
+    path, members, meta = _saved("psam", tmp_path)
+    history = members["history_"].copy()
+    history[0, column] = value
+    _write(path, {**members, "history_": history}, meta)
+    with pytest.raises(ValueError, match="malformed model file: history_"):
+        aucopt.load(path)

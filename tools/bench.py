@@ -12,7 +12,8 @@ within each repeat (the order rotates from repeat to repeat), and the median
 and min wall-clock times are reported together with the ratio of each median
 to the designated peer's median, per-contestant extra results and a
 correctness check against the peer.  A Markdown table is printed and saved
-next to a JSON record in ``--out`` (default ``tools/out/``).
+next to a JSON record in ``--out`` (default ``tools/out/``), with a figure of fit
+time against AUC (``aucopt.plot.time_to_auc``; when matplotlib is installed).
 
 Adding a workload
 -----------------
@@ -44,7 +45,8 @@ the rest of the run.  ``extras`` receives the contestant's output and its
 timing stats (``{"median": s, "min": s, "times": [...]}``), so columns such as
 time per epoch can be derived from them; ``finalize`` sees every contestant's
 outputs of every repeat, for columns that relate contestants (time to reach the
-best peer's AUC). A contestant may time itself by returning
+best peer's AUC; an entry ``"curve": [[seconds, AUC], ...]`` is not a column
+but the contestant's line in the figure). A contestant may time itself by returning
 ``benchlib.Timed(seconds, value)`` (e.g. training time without the evaluation
 between epochs); ``seconds`` then replaces the wall-clock time.
 """
@@ -113,8 +115,33 @@ def main(argv=None):
     md = markdown(report)
     print(md)
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
-    save_report(os.path.join(args.out, f"bench-{stamp}-{'+'.join(names)}"[:200]), report, md)
+    base = os.path.join(args.out, f"bench-{stamp}-{'+'.join(names)}"[:200])
+    save_report(base, report, md)
+    _figure(base, report)
     return 0
+
+
+def _figure(base, report):
+    """The time-to-AUC figure beside the table (``base.png``), when matplotlib is
+    installed and some workload reports an AUC."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        from aucopt.plot import save, time_to_auc
+    except ImportError as exc:
+        print(f"no figure ({exc})", file=sys.stderr)
+        return
+    try:
+        fig = time_to_auc(report)
+    except ValueError as exc:
+        print(f"no figure: {exc}", file=sys.stderr)
+        return
+    save(fig, base + ".png", dpi=110)
+    plt.close(fig)
+    print(f"wrote {base}.png", file=sys.stderr)
 
 
 if __name__ == "__main__":

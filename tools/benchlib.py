@@ -198,7 +198,10 @@ def run_workload(wl, ctx, repeat, warmup, log=print):
             except Exception as exc:  # noqa: BLE001
                 more = {n: {"finalize error": _short(exc)} for n in ok_names}
             for row in rec["contestants"]:
-                row.setdefault("extras", {}).update(more.get(row["name"], {}))
+                extra = dict(more.get(row["name"], {}))
+                if "curve" in extra:  # [[seconds, AUC], ...] for the figure, not a column
+                    row["curve"] = extra.pop("curve")
+                row.setdefault("extras", {}).update(extra)
         rec["columns"] = list(wl.columns)
     finally:
         cleanup = setup.get("cleanup") if isinstance(setup, dict) else None

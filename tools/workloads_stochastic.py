@@ -134,6 +134,10 @@ def _finalize(outputs, threaded=True):
             row["epoch / pair dots"] = f"{slope / floors['random pair dots']:.2f}"
         if "epochs" in outs[0]:
             row["epochs"] = "/".join(str(r["epochs"]) for r in outs)
+        if len(trace) > 1:  # the figure's time-to-AUC curve: best time, median AUC
+            row["curve"] = [[min(r["trace"][i][1] for r in outs),
+                             float(np.median([r["trace"][i][2] for r in outs]))]
+                            for i in range(len(trace))]
         row["time to target [s]"] = "never" if np.isinf(reach[name]) else f"{reach[name]:.4g}"
         if np.isfinite(reach[name]) and np.isfinite(reach[fastest]):
             row["ratio to fastest peer"] = f"{reach[name] / reach[fastest]:.3f}"

@@ -8,10 +8,11 @@ faster than ``argsort``); finally a linear merge of the two sorted runs visits
 the tied groups of the pooled sample.  Ties never need a stable order because
 every sweep works group by group.
 
-All counts are 64-bit integers, so results are exact for n up to ~2**31
-positives and negatives (the AUC numerator ``2*#greater + #equal`` fits in
-int64 for n up to 1e9 and is exactly representable in float64 for n+ n- up to
-2**52).
+The AUC numerator is a 64-bit integer, so the unweighted AUC is exact for n
+up to ~2**31 positives and negatives (``2*#greater + #equal`` fits in int64 for
+n up to 1e9 and is exactly representable in float64 for n+ n- up to 2**52).
+The curve sweeps sum counts (or sample weights) in float64: whole counts stay
+exact below 2**53 rows.
 """
 from libc.math cimport nextafter, INFINITY
 
@@ -138,41 +139,52 @@ cdef inline double _top(const double* pos, Py_ssize_t i,
     return neg[j]
 
 
-cdef inline Py_ssize_t _take_group(const double* a, Py_ssize_t i, double v,
-                                   long long* count) noexcept nogil:
-    """Sweep the entries equal to ``v`` at the top of ``a[0..i]``; returns the new top."""
+cdef inline Py_ssize_t _take_group(const double* a, const double* w, Py_ssize_t i,
+                                   double v, double* total) noexcept nogil:
+    """Sweep the entries equal to ``v`` at the top of ``a[0..i]``, adding their
+    weights ``w`` (1 each when ``w`` is NULL) to ``total``; returns the new top.
+    Unit weights keep the sums whole numbers, exact in float64 below 2**53."""
     while i >= 0 and a[i] == v:
+        total[0] += w[i] if w != NULL else 1.0
         i -= 1
-        count[0] += 1
     return i
 
 
 def roc_sorted(const double[::1] pos, const double[::1] neg,
-               double[::1] fpr, double[::1] tpr, double[::1] thr):
-    """Fill the ROC curve from ascending-sorted class scores.
+               double[::1] fp_sum, double[::1] tp_sum, double[::1] thr,
+               const double[::1] pos_weight=None, const double[::1] neg_weight=None):
+    """Fill the unnormalised ROC curve from ascending-sorted class scores.
 
     Point 0 is (0, 0) with threshold +inf; then one point per distinct score,
-    in decreasing order, after including every score >= that threshold.  The
-    output arrays need room for ``len(pos) + len(neg) + 1`` points; returns
-    the number of points written.
+    in decreasing order, after including every score >= that threshold:
+    ``fp_sum`` / ``tp_sum`` receive the negatives' / positives' count (or their
+    weight, given ``pos_weight`` / ``neg_weight`` aligned with ``pos`` / ``neg``)
+    at or above it, so the last point holds the class totals.  The output
+    arrays need room for ``len(pos) + len(neg) + 1`` points; returns the number
+    of points written.
     """
     cdef Py_ssize_t n_pos = pos.shape[0], n_neg = neg.shape[0]
     cdef Py_ssize_t i = n_pos - 1, j = n_neg - 1, k = 1
-    cdef long long tp = 0, fp = 0
+    cdef double tp = 0.0, fp = 0.0
     cdef double v
     cdef const double* p_pos = &pos[0] if n_pos else NULL
     cdef const double* p_neg = &neg[0] if n_neg else NULL
-    fpr[0] = 0.0
-    tpr[0] = 0.0
+    cdef const double* w_pos = NULL
+    cdef const double* w_neg = NULL
+    if pos_weight is not None and n_pos:
+        w_pos = &pos_weight[0]
+    if neg_weight is not None and n_neg:
+        w_neg = &neg_weight[0]
+    fp_sum[0] = 0.0
+    tp_sum[0] = 0.0
     thr[0] = INFINITY
     with nogil:
         while i >= 0 or j >= 0:
             v = _top(p_pos, i, p_neg, j)
-            i = _take_group(p_pos, i, v, &tp)
-            j = _take_group(p_neg, j, v, &fp)
-            # true division (not * 1/n): correctly rounded, exact end points
-            fpr[k] = <double>fp / <double>n_neg
-            tpr[k] = <double>tp / <double>n_pos
+            i = _take_group(p_pos, w_pos, i, v, &tp)
+            j = _take_group(p_neg, w_neg, j, v, &fp)
+            fp_sum[k] = fp
+            tp_sum[k] = tp
             thr[k] = v
             k += 1
     return k
@@ -201,7 +213,7 @@ def optroc_sorted(const double[::1] pos, const double[::1] neg, double c, double
     """
     cdef Py_ssize_t n_pos = pos.shape[0], n_neg = neg.shape[0]
     cdef Py_ssize_t i = n_pos - 1, j = n_neg - 1
-    cdef long long tp = 0, fp = 0, best_tp = 0, best_fp = 0
+    cdef double tp = 0.0, fp = 0.0, best_tp = 0.0, best_fp = 0.0
     cdef double v, obj, best = 0.0, best_v = 0.0, nxt, thr, s_max, s_min
     cdef bint best_is_start = True, best_has_next = False
     cdef double best_next = 0.0
@@ -210,9 +222,9 @@ def optroc_sorted(const double[::1] pos, const double[::1] neg, double c, double
     with nogil:
         while i >= 0 or j >= 0:
             v = _top(p_pos, i, p_neg, j)
-            i = _take_group(p_pos, i, v, &tp)
-            j = _take_group(p_neg, j, v, &fp)
-            obj = <double>tp - c * <double>fp
+            i = _take_group(p_pos, NULL, i, v, &tp)
+            j = _take_group(p_neg, NULL, j, v, &fp)
+            obj = tp - c * fp
             if obj > best + tol:
                 best = obj
                 best_tp = tp
@@ -236,4 +248,4 @@ def optroc_sorted(const double[::1] pos, const double[::1] neg, double c, double
             thr = nextafter(s_min, -INFINITY)
     else:
         thr = _midpoint(best_v, best_next)
-    return best_tp, best_fp, thr
+    return <long long>best_tp, <long long>best_fp, thr

@@ -1,7 +1,10 @@
 """Small real data sets shipped with aucopt (see data/SOURCES.md)."""
+from __future__ import annotations
+
 import os
 
 import numpy as np
+import scipy.sparse as sp
 
 from ._preprocessing import binarize
 from ._svmlight import load_svmlight
@@ -31,7 +34,7 @@ _REGISTRY = {
 _POS_PERCENT = {"spambase": 39.40, "ionosphere": 64.10, "dna_ei": 24.07}
 
 
-def list_datasets():
+def list_datasets() -> dict[str, str]:
     """Names and short descriptions of the bundled data sets.
 
     Returns
@@ -51,7 +54,7 @@ def list_datasets():
     }
 
 
-def load(name):
+def load(name: str) -> tuple[sp.csr_matrix, np.ndarray]:
     """Load a bundled real data set as a binary task.
 
     Parameters

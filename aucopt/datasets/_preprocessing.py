@@ -1,15 +1,18 @@
 """Label binarisation, feature scaling and a stratified train/test split."""
+from __future__ import annotations
+
 import numbers
 
 import numpy as np
 import scipy.sparse as sp
+from numpy.typing import ArrayLike
 
 from aucopt.exceptions import NotFittedError
 
 __all__ = ["binarize", "Scaler", "scale", "split"]
 
 
-def binarize(y, positive):
+def binarize(y: ArrayLike, positive: object) -> np.ndarray:
     """Map labels to a binary task: +1 for the positive classes, -1 for the rest.
 
     Parameters
@@ -105,7 +108,7 @@ class Scaler:
         ``"minmax"``: the midpoints of the ranges); ``None`` otherwise.
     scale_ : ndarray of shape (n_features,)
         Column divisors (``"standard"``: std, ``"minmax"``: half the range,
-        ``"maxabs"``: max |x|; 1 where the column is constant / all zero).
+        ``"maxabs"``: ``max |x|``; 1 where the column is constant / all zero).
         ``None`` for ``"center"`` and ``"l2"``.
     n_features_in_ : int
         Number of columns seen in :meth:`fit`.
@@ -235,7 +238,7 @@ class Scaler:
         return f"Scaler(method={self.method!r})"
 
 
-def scale(X, method="standard"):
+def scale(X: ArrayLike | sp.spmatrix, method: str = "standard") -> np.ndarray | sp.csr_matrix:
     """Scale ``X`` in one call: ``Scaler(method).fit_transform(X)``.
 
     Parameters
@@ -251,7 +254,8 @@ def scale(X, method="standard"):
     return Scaler(method).fit_transform(X)
 
 
-def split(X, y, test_size=0.2, random_state=0):
+def split(X: ArrayLike | sp.spmatrix, y: ArrayLike, test_size: float = 0.2,
+          random_state: int | np.random.Generator | None = 0) -> tuple:
     """Stratified random train/test split.
 
     Each class is split in (nearly) the same proportion; the number of test

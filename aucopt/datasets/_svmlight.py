@@ -6,6 +6,8 @@ a line end and each block is parsed into growable CSR buffers
 (decompressed) text is held at a time. A line longer than a block is parsed
 token by token as it is read (tokens of at most a megabyte).
 """
+from __future__ import annotations
+
 import bz2
 import gzip
 import io
@@ -15,12 +17,19 @@ import os
 import stat
 import sys
 import zlib
+from typing import IO, Iterator, Union
 
 import numpy as np
 import scipy.sparse as sp
 
 from aucopt._atomic import atomic_write
+from numpy.typing import ArrayLike, DTypeLike
+
 from aucopt._kernels import _svmlight as _kernel
+
+# what the reader and writer accept as a file: a path, the bytes themselves (reader)
+# or a binary file object
+Source = Union[str, os.PathLike, bytes, IO[bytes]]
 
 __all__ = ["load_svmlight", "iter_svmlight", "dump_svmlight", "choose_index_dtype"]
 
@@ -420,7 +429,8 @@ def _take_csr(parser, n_features, zero_based, dtype):
     return X, labels
 
 
-def load_svmlight(f, n_features=None, zero_based="auto", dtype=np.float64):
+def load_svmlight(f: Source, n_features: int | None = None, zero_based: bool | str = "auto",
+                  dtype: DTypeLike = np.float64) -> tuple[sp.csr_matrix, np.ndarray]:
     """Load an svmlight / LIBSVM text file into a CSR matrix and a label vector.
 
     Each non-empty line reads ``<label> [qid:<n>] <index>:<value> ... [# comment]``.
@@ -494,8 +504,9 @@ def load_svmlight(f, n_features=None, zero_based="auto", dtype=np.float64):
     return _take_csr(parser, n_features, zero_based, dtype)
 
 
-def iter_svmlight(f, chunk_size=50_000, n_features=None, zero_based="auto",
-                  dtype=np.float64):
+def iter_svmlight(f: Source, chunk_size: int = 50_000, n_features: int | None = None,
+                  zero_based: bool | str = "auto", dtype: DTypeLike = np.float64,
+                  ) -> Iterator[tuple[sp.csr_matrix, np.ndarray]]:
     """Read an svmlight / LIBSVM file in chunks of rows, in memory bounded by the chunk.
 
     The rows, their format and the errors are those of :func:`load_svmlight`
@@ -595,7 +606,8 @@ def _as_print_objects(a):
     return objs.tolist()
 
 
-def dump_svmlight(X, y, f, zero_based=False, comment=None):
+def dump_svmlight(X: ArrayLike | sp.spmatrix, y: ArrayLike, f: Source, zero_based: bool = False,
+                  comment: str | None = None) -> None:
     """Write a data set in svmlight / LIBSVM text format.
 
     Parameters
@@ -614,7 +626,7 @@ def dump_svmlight(X, y, f, zero_based=False, comment=None):
         Write indices starting at 0 (``True``) or 1 (``False``, the LIBSVM
         convention).
     comment : str or None, default=None
-        Text written at the top of the file, each line prefixed with ``# ``,
+        Text written at the top of the file, each line prefixed with ``#`` and a space,
         encoded as UTF-8 (readers skip comments byte by byte).
 
     Notes

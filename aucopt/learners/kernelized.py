@@ -208,10 +208,12 @@ _RFF_PARAMS = """
         mean). The dissertation tunes it over {1, 10, 100} (FBAM) or {10, 20, 50,
         100} (FASAM) on standardised data."""
 
-_COMPOSED = """
+_PARAMETERS = """
 
     Parameters
-    ----------{map_params}
+    ----------"""
+
+_COMPOSED = """{map_params}
     Other parameters: as :class:`{inner}`{extra}.
 
     Attributes
@@ -242,7 +244,10 @@ def _composed(inner, fmap, map_params, extra=""):
     def deco(cls):
         if inner._merge:
             _merge_note(cls, inner)
-        cls.__doc__ = cls.__doc__.rstrip() + _COMPOSED.format(
+        doc = cls.__doc__.rstrip()
+        if "\n    Parameters\n" not in doc:  # else the map's parameters join the class's own
+            doc += _PARAMETERS
+        cls.__doc__ = doc + _COMPOSED.format(
             map_params=map_params, inner=inner.__name__, map=fmap.__name__, extra=extra)
         return cls
 
