@@ -94,8 +94,11 @@ class _Mapped:
         for name in self._map_params:
             mine, theirs = name if isinstance(name, tuple) else (name, name)
             params[theirs] = getattr(self, mine)
-        if "random_state" in self._get_param_names():
+        names = self._get_param_names()
+        if "random_state" in names:
             params["random_state"] = self.random_state
+        if "max_state_bytes" in names and self.max_state_bytes is not None:
+            params["max_bytes"] = self.max_state_bytes  # the map's arrays count too
         return self._map_class(**params, **self._map_fixed)
 
     @property
