@@ -36,6 +36,7 @@ set ``coef_``): the default scoring is ``X @ coef_``.
 """
 import contextlib
 import copy
+import inspect
 import math
 import numbers
 import threading
@@ -53,8 +54,9 @@ from aucopt._state import Array, Labels, Scalar, state_spec
 from aucopt._version import __version__
 from aucopt.exceptions import ConstantModelWarning, not_fitted_error
 from aucopt.metrics import optroc_accuracy, roc_auc
-from aucopt.validation import (check_X, check_y, finite_rows, order_stream, row_scale,
-                               row_source)
+from aucopt.validation import (check_sample_weight, check_X, check_y, finite_rows,
+                               order_stream, row_scale, row_source, weight_counts,
+                               weight_stream)
 
 __all__ = ["Learner", "BaseLearner", "OnlineMixin", "DIVERGED", "merge", "MERGE_KINDS"]
 
@@ -230,6 +232,9 @@ class BaseLearner(Estimator):
     # from the data (s = the mean squared row norm, ``row_scale_``); the value in use
     # is the fitted attribute ``<name>_``, fixed by the first data a model sees
     _auto_params = {}
+    # fits a feature map on its first data: ``sample_weight`` repeats the input rows
+    # (a copy) rather than their view, so that the map is fitted on the copies too
+    _repeats_input = False
 
     def __sklearn_tags__(self):
         # only scikit-learn calls this, so it is installed when we get here
@@ -249,8 +254,29 @@ class BaseLearner(Estimator):
 
     # ---- fitting
 
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         """Train from scratch on ``X`` (dense or sparse) and binary labels ``y``.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,) or float, optional
+            Finite weights >= 0, not all 0, with scikit-learn's semantics: a
+            row of integer weight ``k`` trains as ``k`` copies of the row, one after
+            the other (a shuffling learner shuffles the copies), so the model equals
+            the one trained on the repeated rows, bit for bit for the same
+            ``random_state``; a row of weight 0 is ignored. Every statistic the
+            learner keeps (class counts, means, covariances, pair counts, the row
+            scale of the "auto" parameters, the training OPTROC threshold) is then
+            the weighted one, and a pairwise loss weighs a pair by the product of
+            its rows' weights. A weight ``k + f`` with a fractional part ``f``
+            counts ``k`` copies and one more with probability ``f``, drawn
+            independently per row (from a stream of ``random_state``, seed 0 for a
+            learner without one): each row's and each pair's expected weight is
+            exact, so the expected objective is the weighted one. A weight is a
+            number of copies, not a relative importance: weights far below 1 leave
+            most rows out.
 
         Returns
         -------
@@ -258,21 +284,59 @@ class BaseLearner(Estimator):
         """
         X = check_X(X)
         y_pm, classes = check_y(y, X.shape[0], pos_label=self._pos_label())
+        weights = self._check_sample_weight(sample_weight, X.shape[0])
         self._check_params()
+        X, y_pm, weights = _drop_unweighted(X, y_pm, weights, fit=True)
         with self._transaction(fresh=True):
             self._clear_fitted()
             self.classes_ = classes
             self.n_features_in_ = X.shape[1]
-            rows = self._input_rows(X, fit_map=True, y=y_pm)
+            X_in, y_in, order = self._repeat_input(X, y_pm, weights, fit=True)
+            rows, y_rows = _take(self._input_rows(X_in, fit_map=True, y=y_in), y_in, order)
             if type(self)._fit is BaseLearner._fit:
-                self._train(rows, y_pm)
+                self._train(rows, y_rows)
             else:
-                self._fit(X, y_pm)
+                self._fit(X, y_pm, **({} if weights is None else {"sample_weight": weights}))
                 self._invalidate()
             if not self._coef_finite():
                 self._diverged("non-finite weights")
-            self._finish(rows, y_pm)
+            self._finish(rows, y_rows)
         return self
+
+    def _check_sample_weight(self, sample_weight, n_samples):
+        """:func:`~aucopt.validation.check_sample_weight`, and a TypeError for a
+        plugin whose own ``_fit`` takes no ``sample_weight`` (never ignored)."""
+        weights = check_sample_weight(sample_weight, n_samples)
+        fit = type(self)._fit
+        if weights is not None and fit is not BaseLearner._fit \
+                and "sample_weight" not in inspect.signature(fit).parameters:
+            raise TypeError(f"{type(self).__name__} does not support sample_weight: its "
+                            "_fit(X, y) takes none; fit it without weights, or give its "
+                            "_fit a sample_weight parameter")
+        return weights
+
+    def _repeat_input(self, X, y, weights, fit=False, rows_given=False):
+        """``(X, y, order)``: each row repeated, consecutively, as many times as its
+        weight says (:func:`~aucopt.validation.weight_counts`; a fractional part is
+        drawn from a stream of ``random_state`` of its own, or of seed 0 for a
+        learner without one), as ``order``, the rows to take from the row source of
+        ``X``, or None (unweighted input, all weights 1). A learner on a feature
+        map fitted on its first data (``_repeats_input``) gets ``X`` and ``y``
+        repeated instead (a copy), so that the map sees the copies too."""
+        if weights is None:
+            return X, y, None
+        counts = weight_counts(weights, lambda: weight_stream(
+            getattr(self, "random_state", 0), self.__dict__.get("n_passes_", 0)))
+        if (counts == 1).all():
+            return X, y, None
+        order = np.repeat(np.arange(X.shape[0], dtype=np.int64), counts)
+        if fit and not ((y[order] > 0).any() and (y[order] < 0).any()):
+            raise ValueError("the fractional sample weights drew no row of one class (a "
+                             "weight is a number of copies of its row, the fraction drawn "
+                             "at random); scale sample_weight up")
+        if self._repeats_input and not rows_given:
+            return X[order], y[order], None
+        return X, y, order
 
     def _input_rows(self, X, fit_map, norms=True, y=None, stream=False):
         """The rows the learner works on for a validated ``X``: ``X`` itself, or (a
@@ -797,6 +861,24 @@ class BaseLearner(Estimator):
         return self
 
 
+def _take(rows, y, order):
+    """Rows ``order`` of a row source and their labels (all of them for None)."""
+    return (rows, y) if order is None else (rows.take(order), y[order])
+
+
+def _drop_unweighted(X, y, weights, fit=False):
+    """``(X, y, weights)`` without the rows of weight 0 (as if never given); ``fit``
+    refuses weights that leave one class without rows."""
+    if weights is None or weights.all():
+        return X, y, weights
+    keep = np.flatnonzero(weights)
+    y = y[keep]
+    if fit and not ((y > 0).any() and (y < 0).any()):
+        raise ValueError("sample_weight is 0 on every row of one class; AUC training "
+                         "needs weight on at least one positive and one negative row")
+    return X[keep], y, weights[keep]
+
+
 def merge(models, weights=None, base=None):
     """A new model combining fitted ``models`` (see :meth:`BaseLearner.merge`).
 
@@ -850,7 +932,7 @@ class OnlineMixin:
     chunk, so ``partial_fit`` on consecutive chunks continues one stream.
     """
 
-    def partial_fit(self, X, y, classes=None):
+    def partial_fit(self, X, y, classes=None, sample_weight=None):
         """Continue training on one chunk; the first call fixes classes and features.
 
         Parameters
@@ -859,6 +941,9 @@ class OnlineMixin:
         y : array-like of shape (n_samples,)
         classes : array-like of the two labels, optional
             Required on the first call unless ``y`` already holds both classes.
+        sample_weight : array-like of shape (n_samples,) or float, optional
+            As for ``fit``: a row of integer weight ``k`` is the row ``k`` times
+            in a row in the stream; weight 0 drops it.
 
         Returns
         -------
@@ -884,15 +969,19 @@ class OnlineMixin:
                 raise ValueError(f"classes={list(classes)} differs from the classes "
                                  f"{self.classes_.tolist()} of the first partial_fit call")
             y_pm, known = check_y(y, X.shape[0], classes=self.classes_)
+        weights = self._check_sample_weight(sample_weight, X.shape[0])
         self._check_params()
         if not first:
             self._check_resumable()
-        return self._learn_chunk(X, y_pm, known)
+        X, y_pm, weights = _drop_unweighted(X, y_pm, weights)
+        return self._learn_chunk(X, y_pm, known, sample_weight=weights)
 
-    def _learn_chunk(self, X, y, classes, rows=None, threshold=True):
+    def _learn_chunk(self, X, y, classes, rows=None, threshold=True, sample_weight=None):
         """The pass of :meth:`partial_fit` on a validated chunk: ``X`` (or ``rows``,
         its kernels' view, made once by a caller that passes the same chunk again),
-        labels ``y`` in {-1, +1} and the two ``classes`` (used by the first call).
+        labels ``y`` in {-1, +1}, the two ``classes`` (used by the first call) and
+        the validated ``sample_weight`` (each row repeated by its weight; a chunk
+        whose fractional weights draw no row leaves a fitted model as it was).
 
         ``threshold=False`` leaves ``intercept_`` as it was (0 after a first call):
         :func:`aucopt.dask.fit` sets it once, on the final model's scores of all
@@ -903,8 +992,13 @@ class OnlineMixin:
             if first:
                 self.classes_ = classes
                 self.n_features_in_ = X.shape[1]
+            X, y, order = self._repeat_input(X, y, sample_weight, fit=first,
+                                             rows_given=rows is not None)
             if rows is None:
                 rows = self._input_rows(X, fit_map=first, y=y, stream=True)
+            rows, y = _take(rows, y, order)
+            if not rows.n_rows:
+                return self
             if first:
                 self._init_state(rows.n_features)
                 self._resolve_auto(rows)

@@ -21,8 +21,15 @@ What is checked:
 * failed calls (bad parameters, NaN, wrong feature count, one class) and interrupted
   calls (``KeyboardInterrupt`` after a pass did its work) leave a fitted model
   exactly as it was (every fitted attribute, bit for bit, and the random stream);
+* ``sample_weight`` has scikit-learn's semantics: weights of 1 give the unweighted
+  model, integer weights the model of the repeated rows (copies one after the
+  other), zero weights the model without those rows, all bit for bit (``fit`` and
+  ``partial_fit``); bad weights raise ``ValueError`` and leave the model as it was
+  (a plugin whose own ``_fit`` takes no ``sample_weight`` must refuse weights with
+  ``TypeError``);
 * ``verbose`` prints one line per pass; prediction before fitting raises.
 """
+import inspect
 import io
 import numbers
 
@@ -34,6 +41,7 @@ from aucopt.exceptions import NotFittedError
 __all__ = ["check_learner", "check_dense_equals_csr", "check_same_seed_same_model",
            "check_streaming", "check_save_load", "check_failed_calls_leave_model",
            "check_interrupt_rolls_back", "check_verbose_lines", "check_not_fitted",
+           "check_sample_weight",
            "contract_data", "fitted_state", "assert_same_state"]
 
 
@@ -290,10 +298,61 @@ def check_verbose_lines(learner):
     assert lines and all("train AUC" in line for line in lines), out.getvalue()
 
 
+def check_sample_weight(learner):
+    """``sample_weight`` in ``fit`` and ``partial_fit`` (see the module docstring)."""
+    X, y = contract_data(9)
+    weights = np.random.default_rng(9).integers(0, 4, X.shape[0])
+    weights[:2] = 1  # both classes keep weight
+    model = _with_seed(learner).fit(X, y)
+    before = fitted_state(model)
+    own_fit = getattr(type(learner), "_fit", None)
+    from aucopt.base import BaseLearner
+
+    if own_fit is not None and own_fit is not BaseLearner._fit \
+            and "sample_weight" not in inspect.signature(own_fit).parameters:
+        try:
+            model.fit(X, y, sample_weight=weights)
+        except TypeError:
+            assert_same_state(before, fitted_state(model), "after refusing sample_weight")
+            return
+        raise AssertionError("a learner whose _fit takes no sample_weight ignored it")
+    keep = {"shuffle": False} if "shuffle" in learner.get_params() else {}
+    online = hasattr(learner, "partial_fit")
+    for what, w, X_ref, y_ref in (
+            ("weights 1", np.ones(X.shape[0]), X, y),
+            ("integer weights", weights, X.repeat(weights, axis=0), y.repeat(weights)),
+            ("zero weights", (weights > 0).astype(float), X[weights > 0], y[weights > 0])):
+        _same_model(_with_seed(learner).fit(X, y, sample_weight=w),
+                    _with_seed(learner).fit(X_ref, y_ref), X, f"fit with {what}")
+        if online:
+            chunked = _with_seed(learner, **keep)
+            chunked.partial_fit(X, y, classes=[0, 1], sample_weight=w)
+            repeated = _with_seed(learner, **keep)
+            repeated.partial_fit(X_ref, y_ref, classes=[0, 1])
+            _same_model(chunked, repeated, X, f"partial_fit with {what}")
+    nan = weights.astype(float)
+    nan[3] = np.nan
+    negative = weights.astype(float)
+    negative[4] = -1.0
+    bad = [weights[:-1], nan, negative, np.zeros(X.shape[0]), np.ones((X.shape[0], 2)),
+           np.where(y == 1, 0.0, 1.0)]  # the last: no weight on a class (refused by fit)
+    for k, w in enumerate(bad):
+        for method in ("fit", "partial_fit") if online and k < len(bad) - 1 else ("fit",):
+            try:
+                getattr(model, method)(X, y, sample_weight=w)
+            except ValueError:
+                pass
+            else:
+                raise AssertionError(f"{method} with bad sample_weight {w!r} did not raise "
+                                     "ValueError")
+            assert_same_state(before, fitted_state(model), f"after {method} with bad "
+                              "sample_weight")
+
+
 def check_learner(learner, bad_params=()):
     """Run every check of the contract on ``learner`` (an unfitted template)."""
     for check in (check_not_fitted, check_dense_equals_csr, check_same_seed_same_model,
                   check_streaming, check_save_load, check_interrupt_rolls_back,
-                  check_verbose_lines):
+                  check_verbose_lines, check_sample_weight):
         check(learner)
     check_failed_calls_leave_model(learner, bad_params)

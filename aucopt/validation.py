@@ -25,7 +25,8 @@ from aucopt._kernels._rows import NotCanonical, RowSource, csr_status
 from aucopt.exceptions import DataConversionWarning
 
 __all__ = ["check_X", "check_y", "check_random_state", "check_seed", "order_stream",
-           "row_source", "row_scale",
+           "row_source", "row_scale", "check_sample_weight", "weight_counts",
+           "weight_stream",
            "check_positive",
            "check_count", "check_choice", "check_fraction", "check_state_bytes",
            "check_n_jobs", "n_threads", "MAX_STATE_BYTES"]
@@ -258,6 +259,25 @@ def order_stream(random_state):
     return check_random_state(random_state)
 
 
+def weight_stream(random_state, call=0):
+    """The generator that rounds fractional sample weights (:func:`weight_counts`),
+    independent of the learner's own draws and of the shuffle.
+
+    An int (or SeedSequence) seeds a stream of its own for each training ``call``
+    (the count of earlier passes: each ``partial_fit`` chunk draws afresh); a
+    Generator is used as is; None draws fresh entropy.
+    """
+    if isinstance(random_state, np.random.Generator):
+        return random_state
+    if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool):
+        return np.random.default_rng(np.random.SeedSequence(int(random_state),
+                                                            spawn_key=(1, int(call))))
+    if isinstance(random_state, np.random.SeedSequence):
+        return np.random.default_rng(np.random.SeedSequence(
+            random_state.entropy, spawn_key=tuple(random_state.spawn_key) + (1, int(call))))
+    return check_random_state(random_state)
+
+
 def check_seed(random_state):
     """Validate ``random_state`` without building a generator (parameter checks)."""
     if random_state is None or isinstance(random_state, (np.random.Generator,
@@ -299,6 +319,51 @@ def row_scale(rows):
     that data-derived step sizes and regularisation strengths are measured against."""
     s = float(rows.norms().mean()) if rows.n_rows else 0.0
     return s if s > 0.0 else 1.0
+
+
+def check_sample_weight(sample_weight, n_samples):
+    """Validate per-row weights with scikit-learn's semantics: None (every row
+    counts once), a number (every row that weight) or one finite weight >= 0 per
+    row, not all zero; an integer weight ``k`` stands for the row repeated ``k``
+    times. Returns None or a new float64 array (the caller's is never changed)."""
+    if sample_weight is None:
+        return None
+    if isinstance(sample_weight, numbers.Real) and not isinstance(sample_weight, bool):
+        weights = np.full(n_samples, float(sample_weight))
+    else:
+        weights = np.asarray(sample_weight)
+        if weights.dtype.kind not in "biuf":
+            raise TypeError(f"sample_weight must hold real numbers, got dtype {weights.dtype}")
+        weights = np.array(weights, dtype=np.float64)
+    if weights.shape != (n_samples,):
+        raise ValueError(f"sample_weight must be 1-D with one weight per row, shape "
+                         f"({n_samples},), got shape {weights.shape}")
+    bad = np.flatnonzero(~np.isfinite(weights) | (weights < 0))
+    if bad.size:
+        raise ValueError(f"sample_weight must be finite and >= 0, got {weights[bad[0]]!r} "
+                         f"for row {bad[0]}")
+    if n_samples and not weights.any():
+        raise ValueError("sample_weight is zero for every row: nothing to learn from")
+    return weights
+
+
+def weight_counts(weights, rng):
+    """How many times each row enters training for ``weights`` (from
+    :func:`check_sample_weight`): an integer weight ``k`` exactly ``k`` times; a
+    weight ``k + f`` (``0 < f < 1``) ``k`` times and once more with probability
+    ``f``, drawn from ``rng()`` (called only then), so every row's expected count,
+    and every pair's (independent draws), is its weight, resp. the product of the
+    two weights. Refuses, before allocating, a total the row order cannot hold."""
+    whole = np.floor(weights)
+    check_state_bytes(8 * (float(whole.sum()) + weights.shape[0]),
+                      "the row order repeating each row by its sample_weight",
+                      fix="rescale sample_weight (a weight is a number of copies of "
+                          "its row)")
+    counts = whole.astype(np.int64)
+    frac = weights - whole
+    if frac.any():
+        counts += rng().random(weights.shape[0]) < frac
+    return counts
 
 
 # --------------------------------------------------------------------------- parameters

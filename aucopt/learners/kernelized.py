@@ -60,6 +60,9 @@ class _Mapped:
     # the map is fitted on the first data (all of it for fit, the first chunk for a
     # stream), so a chunked stream equals fit only for a map fixed beforehand
     _stream = None
+    # sample_weight: the map is fitted on the rows repeated by their weights (a
+    # copy), so an integer weight k equals k copies of the row for the map too
+    _repeats_input = True
 
     @classmethod
     def _state_spec(cls):
