@@ -992,13 +992,17 @@ class OnlineMixin:
             if first:
                 self.classes_ = classes
                 self.n_features_in_ = X.shape[1]
-            X, y, order = self._repeat_input(X, y, sample_weight, fit=first,
+            X, y, order = self._repeat_input(X, y, sample_weight,
                                              rows_given=rows is not None)
+            if not y.shape[0] or (order is not None and not order.size):
+                if first:
+                    raise ValueError("the fractional sample weights drew no row of this "
+                                     "first chunk (a weight is a number of copies of its "
+                                     "row, the fraction drawn at random); scale them up")
+                return self
             if rows is None:
                 rows = self._input_rows(X, fit_map=first, y=y, stream=True)
             rows, y = _take(rows, y, order)
-            if not rows.n_rows:
-                return self
             if first:
                 self._init_state(rows.n_features)
                 self._resolve_auto(rows)

@@ -20,7 +20,7 @@ from aucopt.validation import check_count, check_positive, check_seed, row_scale
 __all__ = ["WeightsModel", "ElasticNetModel", "weights_state", "settle", "writable",
            "EPOCH_PARAMS", "check_epochs", "SHUFFLE_PARAMS", "check_shuffle",
            "auto_or_positive", "merge_doc", "AVERAGED_WEIGHTS", "WEIGHTED_AVERAGES",
-           "search_scale", "auto_value"]
+           "search_scale", "auto_value", "document_weights"]
 
 # A pass of at least d / SETTLE_RATIO steps folds the weight vector's scale at its
 # end: the O(d) fold is then amortised over the pass's O(nnz) steps.
@@ -135,6 +135,21 @@ def merge_doc(kind, what):
     text = " ".join(f"Merging: {head}. :meth:`merge` (and :func:`aucopt.dask.fit`) {what}"
                     .split())
     return "\n" + textwrap.fill(text, 84, initial_indent="    ", subsequent_indent="    ")
+
+
+def document_weights(cls, what):
+    """Put the paragraph saying what ``sample_weight`` does to learner ``cls`` (``what``:
+    the rest of it) before the Parameters section of its docstring."""
+    if not cls.__doc__:
+        return
+    text = " ".join(f"""Sample weights (``fit``, ``partial_fit``): a row of integer
+        weight ``k`` is ``k`` copies of the row, one after the other, so the model is
+        that of the repeated rows, bit for bit (a fractional part adds one more copy
+        with that probability; see :meth:`~aucopt.base.BaseLearner.fit`). {what}"""
+                    .split())
+    paragraph = textwrap.fill(text, 84, initial_indent="    ", subsequent_indent="    ")
+    cls.__doc__ = cls.__doc__.replace("\n    Parameters\n",
+                                      "\n" + paragraph + "\n\n    Parameters\n", 1)
 
 
 class _CoefFromState:

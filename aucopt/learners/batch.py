@@ -10,8 +10,8 @@ import math
 
 from aucopt._state import Scalar
 from aucopt.base import BaseLearner
-from aucopt.learners._common import (WeightsModel, auto_or_positive, search_scale,
-                                     weights_state)
+from aucopt.learners._common import (WeightsModel, auto_or_positive, document_weights,
+                                     search_scale, weights_state)
 from aucopt._kernels._ranksvm import dot
 from aucopt.learners._prsvm import LINE_SEARCHES, PRSVMSolver
 from aucopt.validation import check_choice, check_count, check_positive
@@ -168,3 +168,8 @@ class BAM(WeightsModel, BaseLearner):
 
     def _weight_norm(self):
         return math.sqrt(self.weights_vsq_)
+
+
+document_weights(BAM, """Each pair's squared hinge counts ``w_i w_j`` times (every
+    pair of copies is a pair), and the per-class scaling of ``C_`` uses the classes'
+    total weights; the Newton products cost O(nnz + n log n) in the copies.""")

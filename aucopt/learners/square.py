@@ -25,8 +25,8 @@ from aucopt._kernels._square import (AdaGradStep, ClassSums, Covariances, Gradie
 from aucopt._state import Array, Generator, Scalar
 from aucopt.base import BaseLearner, OnlineMixin
 from aucopt.learners._common import (SHUFFLE_PARAMS, WeightsModel, auto_or_positive,
-                                     check_shuffle, merge_doc, search_scale, weights_state,
-                                     writable)
+                                     check_shuffle, document_weights, merge_doc,
+                                     search_scale, weights_state, writable)
 from aucopt.learners._objectives import mean_pair_square
 from aucopt.validation import (check_count, check_positive, check_random_state,
                                check_state_bytes, check_X, check_y, row_scale, row_source)
@@ -864,3 +864,13 @@ class UniExp(_OnePass):
         counts = self._tx.backup(self.class_count_)
         self.t_ = int(uniexp_steps(rows, y, w, counts, self.t_, self.eta_))
         self._store_weights(w)
+
+
+_COVARIANCE_WEIGHTS = """The class counts, sums and sums of outer products (so
+    :meth:`solve` and a merge) are the weighted ones; each copy makes its gradient step."""
+document_weights(OPAUC, _COVARIANCE_WEIGHTS)
+document_weights(AdaOAM, _COVARIANCE_WEIGHTS)
+document_weights(OPAUCr, """The class counts and sums are the weighted ones; each copy
+    draws its sketch vector and makes its step.""")
+document_weights(UniExp, """Each copy makes its step; the class counts that weigh the
+    loss are the weighted ones.""")
