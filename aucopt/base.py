@@ -291,8 +291,7 @@ class BaseLearner(Estimator):
             self._clear_fitted()
             self.classes_ = classes
             self.n_features_in_ = X.shape[1]
-            X_in, y_in, order = self._repeat_input(X, y_pm, weights, fit=True)
-            rows, y_rows = _take(self._input_rows(X_in, fit_map=True, y=y_in), y_in, order)
+            rows, y_rows = self._weighted_rows(X, y_pm, weights, fit_map=True, fit=True)
             if type(self)._fit is BaseLearner._fit:
                 self._train(rows, y_rows)
             else:
@@ -314,6 +313,12 @@ class BaseLearner(Estimator):
                             "_fit(X, y) takes none; fit it without weights, or give its "
                             "_fit a sample_weight parameter")
         return weights
+
+    def _weighted_rows(self, X, y, weights, fit_map=False, fit=False):
+        """The rows the learner works on for validated ``X`` (:meth:`_input_rows`)
+        and labels ``y``, each row repeated by its weight (:meth:`_repeat_input`)."""
+        X, y, order = self._repeat_input(X, y, weights, fit=fit)
+        return _take(self._input_rows(X, fit_map=fit_map, y=y), y, order)
 
     def _repeat_input(self, X, y, weights, fit=False, rows_given=False):
         """``(X, y, order)``: each row repeated, consecutively, as many times as its

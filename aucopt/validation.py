@@ -321,11 +321,12 @@ def row_scale(rows):
     return s if s > 0.0 else 1.0
 
 
-def check_sample_weight(sample_weight, n_samples):
+def check_sample_weight(sample_weight, n_samples, part=False):
     """Validate per-row weights with scikit-learn's semantics: None (every row
     counts once), a number (every row that weight) or one finite weight >= 0 per
-    row, not all zero; an integer weight ``k`` stands for the row repeated ``k``
-    times. Returns None or a new float64 array (the caller's is never changed)."""
+    row, not all zero (unless the rows are a ``part`` of the data); an integer
+    weight ``k`` stands for the row repeated ``k`` times. Returns None or a new
+    float64 array (the caller's is never changed)."""
     if sample_weight is None:
         return None
     if isinstance(sample_weight, numbers.Real) and not isinstance(sample_weight, bool):
@@ -342,7 +343,7 @@ def check_sample_weight(sample_weight, n_samples):
     if bad.size:
         raise ValueError(f"sample_weight must be finite and >= 0, got {weights[bad[0]]!r} "
                          f"for row {bad[0]}")
-    if n_samples and not weights.any():
+    if n_samples and not part and not weights.any():
         raise ValueError("sample_weight is zero for every row: nothing to learn from")
     return weights
 

@@ -224,3 +224,32 @@ def test_blocks_without_rows_are_left_out(client, task):
     single = aucopt.get("opauc", shuffle=False).fit(X, y).solve(X, y)
     np.testing.assert_allclose(model.coef_, single.coef_, rtol=1e-10,
                                atol=1e-10 * np.abs(single.coef_).max())
+
+
+@pytest.mark.parametrize("name", ["opauc", "spdam"])
+def test_sample_weight_equals_the_single_process_weighted_fit(client, task, name):
+    """Weights 0-3 as a dask array: an exact learner equals the weighted single-process
+    fit and solve to 1e-10 (class counts the weighted ones); spdam (one round, ``fit``
+    on its part) ranks like the weighted single-process fit (test AUC within 0.005)."""
+    X, y, X_te, y_te = task
+    w = np.random.default_rng(5).integers(0, 4, y.size).astype(float)
+    data = _arrays(X, y, 700)
+    model = ad.fit(aucopt.get(name, random_state=7), *data, client=client, n_parts=1,
+                   sample_weight=da.from_array(w, chunks=500))
+    single = aucopt.get(name, random_state=7, shuffle=False) if name == "opauc" else \
+        aucopt.get(name, random_state=7)
+    single.fit(X, y, sample_weight=w)
+    if name == "opauc":
+        single.solve(X, y, sample_weight=w)
+        np.testing.assert_allclose(model.coef_, single.coef_, rtol=1e-10,
+                                   atol=1e-10 * np.abs(single.coef_).max())
+        np.testing.assert_array_equal(model.class_count_, single.class_count_)
+        assert model.t_ == w.sum()
+        assert model.intercept_ == pytest.approx(single.intercept_, abs=1e-8)
+    else:  # its part draws its mini-batches from a stream of the part and round
+        assert abs(model.score(X_te, y_te) - single.score(X_te, y_te)) < 0.005
+    assert model.lam_ == pytest.approx(single.lam_, rel=1e-12)  # weighted row scale
+    with pytest.raises(ValueError, match="one weight per row"):
+        ad.fit(aucopt.get(name), *data, client=client, sample_weight=w[:-1])
+    with pytest.raises(ValueError, match="zero for every row"):
+        ad.fit(aucopt.get(name), *data, client=client, sample_weight=np.zeros(y.size))
