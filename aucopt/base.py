@@ -235,6 +235,10 @@ class BaseLearner(Estimator):
     # fits a feature map on its first data: ``sample_weight`` repeats the input rows
     # (a copy) rather than their view, so that the map is fitted on the copies too
     _repeats_input = False
+    # weighs its rows itself (``fit`` only): ``sample_weight`` reaches it as
+    # ``_row_weights`` during the call, each row given once; the row scale of the
+    # "auto" parameters and the threshold are then computed with the weights
+    _weighs_rows = False
 
     def __sklearn_tags__(self):
         # only scikit-learn calls this, so it is installed when we get here
@@ -300,6 +304,7 @@ class BaseLearner(Estimator):
             if not self._coef_finite():
                 self._diverged("non-finite weights")
             self._finish(rows, y_rows)
+            self.__dict__.pop("_row_weights", None)
         return self
 
     def _check_sample_weight(self, sample_weight, n_samples):
@@ -316,7 +321,13 @@ class BaseLearner(Estimator):
 
     def _weighted_rows(self, X, y, weights, fit_map=False, fit=False):
         """The rows the learner works on for validated ``X`` (:meth:`_input_rows`)
-        and labels ``y``, each row repeated by its weight (:meth:`_repeat_input`)."""
+        and labels ``y``, each row repeated by its weight (:meth:`_repeat_input`).
+        A learner that weighs its rows itself (``_weighs_rows``) gets each row once
+        and the weights as ``_row_weights`` (for the call)."""
+        if self._weighs_rows and not self._repeats_input and weights is not None \
+                and not (weights == 1).all():
+            self._row_weights = weights
+            return self._input_rows(X, fit_map=fit_map, y=y), y
         X, y, order = self._repeat_input(X, y, weights, fit=fit)
         return _take(self._input_rows(X, fit_map=fit_map, y=y), y, order)
 
@@ -405,7 +416,11 @@ class BaseLearner(Estimator):
 
     def _set_threshold(self, scores, y):
         """Refuse overflowing training ``scores`` (ranking scores, no intercept) and
-        put ``intercept_`` at the OPTROC point of labels ``y`` (in {-1, +1})."""
+        put ``intercept_`` at the OPTROC point of labels ``y`` (in {-1, +1}) (of
+        the copies of the rows, when the learner weighs its rows itself)."""
+        weights = self.__dict__.get("_row_weights")
+        if weights is not None:
+            scores, y = _weighted_copies(scores, y, weights)
         top = float(np.max(np.abs(scores))) if scores.size else 0.0
         if not math.isfinite(top) or top > DIVERGED:
             self._diverged(f"training scores up to {top:.3g}")
@@ -590,7 +605,7 @@ class BaseLearner(Estimator):
         """Fix the data-derived parameters (``_auto_params``) on the first data."""
         if not self._auto_params or "row_scale_" in self.__dict__:
             return
-        self._fix_auto(row_scale(rows), rows)
+        self._fix_auto(row_scale(rows, self.__dict__.get("_row_weights")), rows)
 
     def _fix_auto(self, s, rows):
         """Set ``row_scale_ = s`` and the data-derived parameters from it and
@@ -864,6 +879,19 @@ class BaseLearner(Estimator):
                 meta["attributes"][key] = to_json(value, f"attribute {key!r}")
         write_model(path, meta, arrays)
         return self
+
+
+def _weighted_copies(scores, y, weights):
+    """``(scores, y)`` with each row repeated by its weight, for the OPTROC point of
+    the weighted rows: integer weights exactly; otherwise the weights relative to
+    their mean, the fractional parts drawn (seed 0), and each row once should the
+    draw leave a class without rows (the point is scale-free)."""
+    if (weights != np.floor(weights)).any():
+        weights = weights / weights.mean()
+    counts = weight_counts(weights, lambda: np.random.default_rng(0))
+    if not ((y[counts > 0] > 0).any() and (y[counts > 0] < 0).any()):
+        counts = (weights > 0).astype(np.int64)
+    return np.repeat(scores, counts), np.repeat(y, counts)
 
 
 def _take(rows, y, order):

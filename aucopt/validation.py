@@ -314,10 +314,11 @@ def row_source(X, norms=True):
         return RowSource(X, norms)
 
 
-def row_scale(rows):
-    """Mean squared row norm of a row source (1.0 for all-zero rows): the scale
-    that data-derived step sizes and regularisation strengths are measured against."""
-    s = float(rows.norms().mean()) if rows.n_rows else 0.0
+def row_scale(rows, weights=None):
+    """Mean squared row norm of a row source (1.0 for all-zero rows), weighted by
+    ``weights`` if given: the scale that data-derived step sizes and
+    regularisation strengths are measured against."""
+    s = float(np.average(rows.norms(), weights=weights)) if rows.n_rows else 0.0
     return s if s > 0.0 else 1.0
 
 

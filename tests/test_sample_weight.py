@@ -105,12 +105,31 @@ def test_fractional_weights(spambase):
     np.testing.assert_array_equal(a.coef_, b.coef_)
     c = _learner("psam", random_state=1).fit(X, y, sample_weight=w)
     assert not np.array_equal(a.coef_, c.coef_)
-    ref = _learner("bam").fit(X, y, sample_weight=np.where(w > 1, 3, 1))
-    frac = _learner("bam").fit(X, y, sample_weight=w)
+    ref = _learner("oam_seq").fit(X, y, sample_weight=np.where(w > 1, 3, 1))
+    frac = _learner("oam_seq").fit(X, y, sample_weight=w)
     assert abs(roc_auc(y_test, ref.decision_function(X_test))
                - roc_auc(y_test, frac.decision_function(X_test))) < 0.02
     with pytest.raises(ValueError, match="scale sample_weight up"):
-        _learner("bam").fit(X[:4], np.array([1, 1, -1, -1]), sample_weight=[1e-9] * 4)
+        _learner("psam").fit(X[:4], np.array([1, 1, -1, -1]), sample_weight=[1e-9] * 4)
+
+
+def test_bam_weighs_pairs_exactly(spambase):
+    """BAM's weights enter its sums (no draw): constant weights c scale its loss by c^2
+    over a per-class C_ scaled by 1/c, i.e. the unweighted fit with C times c; so
+    weights 0.5 / 1.5 with C equal the integer weights 1.5 / 4.5... times 2: weights
+    1 / 3 with C / 2."""
+    X, y, X_test, _ = spambase
+    s = _learner("bam").fit(X, y).row_scale_
+    for c in (0.5, 2.5):
+        weighted = _learner("bam").fit(X, y, sample_weight=np.full(y.size, c))
+        plain = _learner("bam", C=c / s).fit(X, y)
+        np.testing.assert_allclose(weighted.coef_, plain.coef_, rtol=1e-9, atol=1e-12)
+    w = np.where(np.arange(y.size) % 2 == 0, 1.5, 0.5)
+    a = _learner("bam", C=1.0).fit(X, y, sample_weight=w)
+    b = _learner("bam", C=0.5).fit(X, y, sample_weight=2 * w)  # integer weights 1 and 3
+    np.testing.assert_allclose(a.decision_function(X_test) - a.intercept_,
+                               b.decision_function(X_test) - b.intercept_,
+                               rtol=1e-9, atol=1e-12)
 
 
 def test_partial_fit_fractional_chunk_without_rows():

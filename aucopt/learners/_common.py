@@ -137,16 +137,18 @@ def merge_doc(kind, what):
     return "\n" + textwrap.fill(text, 84, initial_indent="    ", subsequent_indent="    ")
 
 
-def document_weights(cls, what):
+def document_weights(cls, what, copies=True):
     """Put the paragraph saying what ``sample_weight`` does to learner ``cls`` (``what``:
-    the rest of it) before the Parameters section of its docstring."""
+    the rest of it; ``copies``: the learner trains on copies of the rows) before the
+    Parameters section of its docstring."""
     if not cls.__doc__:
         return
-    text = " ".join(f"""Sample weights (``fit``, ``partial_fit``): a row of integer
-        weight ``k`` is ``k`` copies of the row, one after the other, so the model is
-        that of the repeated rows, bit for bit (a fractional part adds one more copy
-        with that probability; see :meth:`~aucopt.base.BaseLearner.fit`). {what}"""
-                    .split())
+    head = """Sample weights (``fit``, ``partial_fit``): a row of integer weight ``k``
+        is ``k`` copies of the row, one after the other, so the model is that of the
+        repeated rows, bit for bit (a fractional part adds one more copy with that
+        probability; see :meth:`~aucopt.base.BaseLearner.fit`).""" if copies else \
+        "Sample weights (``fit``):"
+    text = " ".join(f"{head} {what}".split())
     paragraph = textwrap.fill(text, 84, initial_indent="    ", subsequent_indent="    ")
     cls.__doc__ = cls.__doc__.replace("\n    Parameters\n",
                                       "\n" + paragraph + "\n\n    Parameters\n", 1)

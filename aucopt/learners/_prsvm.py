@@ -33,9 +33,9 @@ EXACT_LS_RTOL = 1e-10     # |phi'(t)| <= EXACT_LS_RTOL |phi'(0)| ends the exact 
 class _Objective:
     """``F(w)`` on one data set: scores, loss state and the products CG needs."""
 
-    def __init__(self, X, y, C):
+    def __init__(self, X, y, C, weights=None):
         self.rows = X if isinstance(X, RowSource) else RowSource(X)
-        self.loss = K.PairSquaredHinge(y)
+        self.loss = K.PairSquaredHinge(y, weights)
         if self.rows.n_rows != self.loss.n_rows:
             raise ValueError(f"X has {self.rows.n_rows} rows but y has {self.loss.n_rows} "
                              "labels; pass one label per row")
@@ -186,9 +186,9 @@ class PRSVMSolver:
     """
 
     def __init__(self, X, y, C, *, tol=1e-3, max_newton=50, max_cg=200, cg_tol=1e-2,
-                 line_search="exact", w0=None):
+                 line_search="exact", w0=None, sample_weight=None):
         _check_args(C, tol, max_newton, max_cg, cg_tol, line_search, 0)
-        self.obj = _Objective(X, y, float(C))
+        self.obj = _Objective(X, y, float(C), sample_weight)
         self.tol, self.max_newton, self.max_cg, self.cg_tol = tol, max_newton, max_cg, cg_tol
         self.line_search = line_search
         n, d = self.obj.rows.n_rows, self.obj.rows.n_features
@@ -258,7 +258,7 @@ class PRSVMSolver:
 
 
 def prsvm_fit(X, y, C, *, tol=1e-3, max_newton=50, max_cg=200, cg_tol=1e-2,
-              line_search="exact", w0=None, verbose=0):
+              line_search="exact", w0=None, verbose=0, sample_weight=None):
     """Minimise the linear PRSVM+ objective by truncated Newton.
 
     ``F(w) = 1/2 ||w||^2 + C sum_{i pos, j neg} max(0, 1 - w.(x_i - x_j))^2``
@@ -302,6 +302,9 @@ def prsvm_fit(X, y, C, *, tol=1e-3, max_newton=50, max_cg=200, cg_tol=1e-2,
     verbose : int, default=0
         1 prints one line per Newton step: objective, gradient norm, CG
         iterations, step length, elapsed time.
+    sample_weight : ndarray of shape (n,), optional
+        Row weights ``c``: the pair ``(i, j)`` counts ``c_i c_j`` times in the loss
+        (finite, >= 0, positive on both classes).
 
     Returns
     -------
@@ -323,7 +326,8 @@ def prsvm_fit(X, y, C, *, tol=1e-3, max_newton=50, max_cg=200, cg_tol=1e-2,
     _check_args(C, tol, max_newton, max_cg, cg_tol, line_search, verbose)
     start = time.perf_counter()
     solver = PRSVMSolver(X, y, C, tol=tol, max_newton=max_newton, max_cg=max_cg,
-                         cg_tol=cg_tol, line_search=line_search, w0=w0)
+                         cg_tol=cg_tol, line_search=line_search, w0=w0,
+                         sample_weight=sample_weight)
     while not solver.done:
         f, gnorm = solver.f, solver.gnorm
         t = solver.step()

@@ -96,6 +96,8 @@ class BAM(WeightsModel, BaseLearner):
     _state = {**weights_state(1), "C_": Scalar(float, low=0.0)}
 
     _auto_params = {"C": lambda self, s, rows: 1.0 / s}
+    # sample_weight weighs each pair's loss by w_i w_j in the kernel's sweeps
+    _weighs_rows = True
 
     def __init__(self, C="auto", C_scaling="per_class", tol=1e-3, max_newton=50, max_cg=200,
                  cg_tol=0.1, line_search="exact", verbose=0, pos_label=None):
@@ -134,12 +136,16 @@ class BAM(WeightsModel, BaseLearner):
         self.intercept_ = 0.0
 
     def _prepare(self, rows, y):
-        n_pos, n_neg = int((y > 0).sum()), int((y < 0).sum())
+        weights = self.__dict__.get("_row_weights")
+        if weights is None:
+            n_pos, n_neg = int((y > 0).sum()), int((y < 0).sum())
+        else:
+            n_pos, n_neg = float(weights[y > 0].sum()), float(weights[y < 0].sum())
         scale = 1.0 / n_pos + 1.0 / n_neg if self.C_scaling == "per_class" else 1.0
         self.C_ *= scale  # C (or its "auto" value) resolved from the rows
         self._solver = PRSVMSolver(rows, y, self.C_, tol=self.tol, max_newton=self.max_newton,
                                    max_cg=self.max_cg, cg_tol=self.cg_tol,
-                                   line_search=self.line_search)
+                                   line_search=self.line_search, sample_weight=weights)
         self.objective_ = float(self._solver.f)
 
     def _train(self, rows, y):
@@ -170,6 +176,10 @@ class BAM(WeightsModel, BaseLearner):
         return math.sqrt(self.weights_vsq_)
 
 
-document_weights(BAM, """Each pair's squared hinge counts ``w_i w_j`` times (every
-    pair of copies is a pair), and the per-class scaling of ``C_`` uses the classes'
-    total weights; the Newton products cost O(nnz + n log n) in the copies.""")
+document_weights(BAM, """Each pair's squared hinge is weighted by ``w_i w_j``, for
+    any weights (fractional ones too, exactly: no draw): the sorted sweeps of the loss,
+    its gradient and the Newton products keep weighted counts and sums, still
+    O(nnz + n log n) in the distinct rows; the per-class scaling of ``C_`` and the
+    row scale of ``C="auto"`` use the weighted totals. Integer weights equal the
+    repeated rows to rounding (1e-10), not bit for bit; the training OPTROC threshold
+    is that of the copies (a fractional part drawn, seed 0).""", copies=False)
