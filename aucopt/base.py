@@ -342,7 +342,8 @@ class BaseLearner(Estimator):
         if weights is None:
             return X, y, None
         counts = weight_counts(weights, lambda: weight_stream(
-            getattr(self, "random_state", 0), self.__dict__.get("n_passes_", 0)))
+            getattr(self, "random_state", 0), self.__dict__.get("n_passes_", 0)),
+            getattr(self, "max_state_bytes", None))
         if (counts == 1).all():
             return X, y, None
         order = np.repeat(np.arange(X.shape[0], dtype=np.int64), counts)
@@ -883,10 +884,11 @@ class BaseLearner(Estimator):
 
 def _weighted_copies(scores, y, weights):
     """``(scores, y)`` with each row repeated by its weight, for the OPTROC point of
-    the weighted rows: integer weights exactly; otherwise the weights relative to
-    their mean, the fractional parts drawn (seed 0), and each row once should the
-    draw leave a class without rows (the point is scale-free)."""
-    if (weights != np.floor(weights)).any():
+    the weighted rows: integer weights exactly (up to 8 copies per row on average);
+    otherwise the weights relative to their mean, the fractional parts drawn (seed
+    0), and each row once should the draw leave a class without rows (the point is
+    scale-free)."""
+    if (weights != np.floor(weights)).any() or weights.sum() > 8 * weights.shape[0]:
         weights = weights / weights.mean()
     counts = weight_counts(weights, lambda: np.random.default_rng(0))
     if not ((y[counts > 0] > 0).any() and (y[counts > 0] < 0).any()):

@@ -25,8 +25,9 @@ What is checked:
   model, integer weights the model of the repeated rows (copies one after the
   other), zero weights the model without those rows, all bit for bit (``fit`` and
   ``partial_fit``; to 1e-10 for integer weights of a learner that weighs its rows
-  in its own sums, ``_weighs_rows``, as BAM); bad weights raise ``ValueError`` and leave the model as it was
-  (a plugin whose own ``_fit`` takes no ``sample_weight`` must refuse weights with
+  in its own sums, ``_weighs_rows``, as BAM); dense and CSR weighted fits agree bit
+  for bit; bad weights raise ``ValueError`` and leave the model as it was (a
+  plugin whose own ``_fit`` takes no ``sample_weight`` must refuse them with
   ``TypeError``);
 * ``verbose`` prints one line per pass; prediction before fitting raises.
 """
@@ -328,6 +329,8 @@ def check_sample_weight(learner):
             ("zero weights", (weights > 0).astype(float), X[weights > 0], y[weights > 0])):
         a = _with_seed(learner).fit(X, y, sample_weight=w)
         b = _with_seed(learner).fit(X_ref, y_ref)
+        _same_model(a, _with_seed(learner).fit(sp.csr_matrix(X), y, sample_weight=w), X,
+                    f"CSR input with {what}")
         if weighs and what == "integer weights":
             np.testing.assert_allclose(a.decision_function(X), b.decision_function(X),
                                        rtol=1e-10, atol=1e-12,

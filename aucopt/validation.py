@@ -342,23 +342,24 @@ def check_sample_weight(sample_weight, n_samples, part=False):
                          f"({n_samples},), got shape {weights.shape}")
     bad = np.flatnonzero(~np.isfinite(weights) | (weights < 0))
     if bad.size:
-        raise ValueError(f"sample_weight must be finite and >= 0, got {weights[bad[0]]!r} "
-                         f"for row {bad[0]}")
+        raise ValueError(f"sample_weight must be finite and >= 0, got "
+                         f"{float(weights[bad[0]])!r} for row {bad[0]}")
     if n_samples and not part and not weights.any():
         raise ValueError("sample_weight is zero for every row: nothing to learn from")
     return weights
 
 
-def weight_counts(weights, rng):
+def weight_counts(weights, rng, cap=None):
     """How many times each row enters training for ``weights`` (from
     :func:`check_sample_weight`): an integer weight ``k`` exactly ``k`` times; a
     weight ``k + f`` (``0 < f < 1``) ``k`` times and once more with probability
     ``f``, drawn from ``rng()`` (called only then), so every row's expected count,
     and every pair's (independent draws), is its weight, resp. the product of the
-    two weights. Refuses, before allocating, a total the row order cannot hold."""
+    two weights. Refuses, before allocating, a row order above ``cap`` bytes (see
+    :func:`check_state_bytes`)."""
     whole = np.floor(weights)
     check_state_bytes(8 * (float(whole.sum()) + weights.shape[0]),
-                      "the row order repeating each row by its sample_weight",
+                      "the row order repeating each row by its sample_weight", cap,
                       fix="rescale sample_weight (a weight is a number of copies of "
                           "its row)")
     counts = whole.astype(np.int64)

@@ -185,19 +185,20 @@ def test_grid_search_passes_fold_weights(spambase):
     w = np.random.default_rng(4).integers(0, 3, X.shape[0])
     w[:2] = 1
     folds = [(np.arange(0, 200), np.arange(200, 300)), (np.arange(100, 300), np.arange(100))]
-    search = GridSearch(_learner("bam"), {"C": [0.01, 0.1]}, cv=folds).fit(
+    search = GridSearch(_learner("oam_seq"), {"C": [0.01, 1.0]}, cv=folds).fit(
         X, y, sample_weight=w)
     for k, (train, test) in enumerate(folds):
         for p, params in enumerate(search.cv_results_["params"]):
             tr = np.repeat(train, w[train])
-            model = _learner("bam", **params).fit(X[tr], y[tr])
+            model = _learner("oam_seq", **params).fit(X[tr], y[tr])
             assert search.cv_results_[f"split{k}_test_auc"][p] == roc_auc(
                 y[test], model.decision_function(X[test]))
-    best = _learner("bam", **search.best_params_).fit(X, y, sample_weight=w)
+    best = _learner("oam_seq", **search.best_params_).fit(X, y, sample_weight=w)
     np.testing.assert_array_equal(search.best_estimator_.coef_, best.coef_)
-    aucs = cross_val_auc(_learner("bam"), X, y, cv=folds, sample_weight=w)
+    aucs = cross_val_auc(_learner("oam_seq"), X, y, cv=folds, sample_weight=w)
     np.testing.assert_array_equal(aucs, [
-        roc_auc(y[te], _learner("bam").fit(X[np.repeat(tr, w[tr])], y[np.repeat(tr, w[tr])])
+        roc_auc(y[te], _learner("oam_seq").fit(X[np.repeat(tr, w[tr])],
+                                               y[np.repeat(tr, w[tr])])
                 .decision_function(X[te])) for tr, te in folds])
 
 
