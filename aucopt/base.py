@@ -706,7 +706,8 @@ class BaseLearner(Estimator):
         *others : learners of the same class
         weights : sequence of float, optional
             One weight per model (this one first) for averaged values; None
-            weighs each model by the rows it trained on (since ``base``). Only
+            weighs each model by the rows it trained on (since ``base``), each row
+            counted by its ``sample_weight`` (its copies). Only
             for ``"average"`` learners.
         base : learner, optional
             The model every one of them continued from (iterative parameter
