@@ -302,7 +302,7 @@ def check_verbose_lines(learner):
 
 def check_sample_weight(learner):
     """``sample_weight`` in ``fit`` and ``partial_fit`` (see the module docstring)."""
-    X, y = contract_data(9)
+    X, y = contract_data(9, n=48)  # 72 repeated rows: the check fits 6 models
     weights = np.random.default_rng(9).integers(0, 4, X.shape[0])
     weights[:2] = 1  # both classes keep weight
     model = _with_seed(learner).fit(X, y)
@@ -320,23 +320,25 @@ def check_sample_weight(learner):
         raise AssertionError("a learner whose _fit takes no sample_weight ignored it")
     keep = {"shuffle": False} if "shuffle" in learner.get_params() else {}
     online = hasattr(learner, "partial_fit")
+    _same_model(_with_seed(learner).fit(X, y, sample_weight=np.ones(X.shape[0])), model, X,
+                "fit with weights 1")
     # a learner that weighs its rows in its own sums equals the repeated rows to rounding
     weighs = getattr(type(learner), "_weighs_rows", False) \
         and not getattr(type(learner), "_repeats_input", False)
     for what, w, X_ref, y_ref in (
-            ("weights 1", np.ones(X.shape[0]), X, y),
             ("integer weights", weights, X.repeat(weights, axis=0), y.repeat(weights)),
             ("zero weights", (weights > 0).astype(float), X[weights > 0], y[weights > 0])):
         a = _with_seed(learner).fit(X, y, sample_weight=w)
         b = _with_seed(learner).fit(X_ref, y_ref)
-        _same_model(a, _with_seed(learner).fit(sp.csr_matrix(X), y, sample_weight=w), X,
-                    f"CSR input with {what}")
         if weighs and what == "integer weights":
             np.testing.assert_allclose(a.decision_function(X), b.decision_function(X),
                                        rtol=1e-10, atol=1e-12,
                                        err_msg="fit with integer weights")
         else:
             _same_model(a, b, X, f"fit with {what}")
+        if what == "integer weights":
+            _same_model(a, _with_seed(learner).fit(sp.csr_matrix(X), y, sample_weight=w),
+                        X, "CSR input with integer weights")
         if online:
             chunked = _with_seed(learner, **keep)
             chunked.partial_fit(X, y, classes=[0, 1], sample_weight=w)
