@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import inspect
 import math
 import numbers
 import threading
@@ -55,8 +56,9 @@ from aucopt._state import Array, Labels, Scalar, state_spec
 from aucopt._version import __version__
 from aucopt.exceptions import ConstantModelWarning, not_fitted_error
 from aucopt.metrics import optroc_accuracy, roc_auc
-from aucopt.validation import (check_X, check_y, finite_rows, order_stream, row_scale,
-                               row_source)
+from aucopt.validation import (check_sample_weight, check_X, check_y, finite_rows,
+                               order_stream, row_scale, row_source, weight_counts,
+                               weight_stream)
 
 __all__ = ["Learner", "BaseLearner", "OnlineMixin", "DIVERGED", "merge", "MERGE_KINDS",
            "HISTORY_COLUMNS"]
@@ -275,6 +277,13 @@ class BaseLearner(Estimator):
     # from the data (s = the mean squared row norm, ``row_scale_``); the value in use
     # is the fitted attribute ``<name>_``, fixed by the first data a model sees
     _auto_params = {}
+    # fits a feature map on its first data: ``sample_weight`` repeats the input rows
+    # (a copy) rather than their view, so that the map is fitted on the copies too
+    _repeats_input = False
+    # weighs its rows itself (``fit`` only): ``sample_weight`` reaches it as
+    # ``_row_weights`` during the call, each row given once; the row scale of the
+    # "auto" parameters and the threshold are then computed with the weights
+    _weighs_rows = False
 
     def __sklearn_tags__(self):
         # only scikit-learn calls this, so it is installed when we get here
@@ -294,13 +303,29 @@ class BaseLearner(Estimator):
 
     # ---- fitting
 
-    def fit(self, X, y, validation_data=None):
+    def fit(self, X, y, sample_weight=None, validation_data=None):
         """Train from scratch on ``X`` (dense or sparse) and binary labels ``y``.
 
         Parameters
         ----------
         X : array-like or sparse matrix of shape (n_samples, n_features)
         y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,) or float, optional
+            Finite weights >= 0, not all 0, with scikit-learn's semantics: a
+            row of integer weight ``k`` trains as ``k`` copies of the row, one after
+            the other (a shuffling learner shuffles the copies), so the model equals
+            the one trained on the repeated rows, bit for bit for the same
+            ``random_state``; a row of weight 0 is ignored. Every statistic the
+            learner keeps (class counts, means, covariances, pair counts, the row
+            scale of the "auto" parameters, the training OPTROC threshold) is then
+            the weighted one, and a pairwise loss weighs a pair by the product of
+            its rows' weights. A weight ``k + f`` with a fractional part ``f``
+            counts ``k`` copies and one more with probability ``f``, drawn
+            independently per row (from a stream of ``random_state``, seed 0 for a
+            learner without one): each row's and each pair's expected weight is
+            exact, so the expected objective is the weighted one. A weight is a
+            number of copies, not a relative importance: weights far below 1 leave
+            most rows out.
         validation_data : (X_val, y_val), optional
             Held-out rows (same features) and labels (the classes of ``y``, both
             present): their AUC after each pass is recorded in ``history_``.
@@ -324,23 +349,26 @@ class BaseLearner(Estimator):
         """
         X = check_X(X)
         y_pm, classes = check_y(y, X.shape[0], pos_label=self._pos_label())
+        weights = self._check_sample_weight(sample_weight, X.shape[0])
         validation = (None if validation_data is None
                       else self._check_validation(validation_data, X.shape[1], classes))
         self._check_params()
+        X, y_pm, weights = _drop_unweighted(X, y_pm, weights, fit=True)
         with self._transaction(fresh=True):
             self._clear_fitted()
             self.classes_ = classes
             self.n_features_in_ = X.shape[1]
-            rows = self._input_rows(X, fit_map=True, y=y_pm)
-            self._history = _History(self, rows, y_pm, validation)
+            rows, y_rows = self._weighted_rows(X, y_pm, weights, fit_map=True, fit=True)
+            self._history = _History(self, rows, y_rows, validation)
             if type(self)._fit is BaseLearner._fit:
-                self._train(rows, y_pm)
+                self._train(rows, y_rows)
             else:
-                self._fit(X, y_pm)
+                self._fit(X, y_pm, **({} if weights is None else {"sample_weight": weights}))
                 self._invalidate()
             if not self._coef_finite():
                 self._diverged("non-finite weights")
-            self._finish(rows, y_pm)
+            self._finish(rows, y_rows)
+            self.__dict__.pop("_row_weights", None)
             self.__dict__.pop("_history").store()
         return self
 
@@ -356,6 +384,54 @@ class BaseLearner(Estimator):
             raise ValueError("validation_data labels hold one class only: the validation "
                              "AUC needs both classes")
         return X_val, y_val
+
+    def _check_sample_weight(self, sample_weight, n_samples):
+        """:func:`~aucopt.validation.check_sample_weight`, and a TypeError for a
+        plugin whose own ``_fit`` takes no ``sample_weight`` (never ignored)."""
+        weights = check_sample_weight(sample_weight, n_samples)
+        fit = type(self)._fit
+        if weights is not None and fit is not BaseLearner._fit \
+                and "sample_weight" not in inspect.signature(fit).parameters:
+            raise TypeError(f"{type(self).__name__} does not support sample_weight: its "
+                            "_fit(X, y) takes none; fit it without weights, or give its "
+                            "_fit a sample_weight parameter")
+        return weights
+
+    def _weighted_rows(self, X, y, weights, fit_map=False, fit=False):
+        """The rows the learner works on for validated ``X`` (:meth:`_input_rows`)
+        and labels ``y``, each row repeated by its weight (:meth:`_repeat_input`).
+        A learner that weighs its rows itself (``_weighs_rows``) gets each row once
+        and the weights as ``_row_weights`` (for the call)."""
+        if self._weighs_rows and not self._repeats_input and weights is not None \
+                and not (weights == 1).all():
+            self._row_weights = weights
+            return self._input_rows(X, fit_map=fit_map, y=y), y
+        X, y, order = self._repeat_input(X, y, weights, fit=fit)
+        return _take(self._input_rows(X, fit_map=fit_map, y=y), y, order)
+
+    def _repeat_input(self, X, y, weights, fit=False, rows_given=False):
+        """``(X, y, order)``: each row repeated, consecutively, as many times as its
+        weight says (:func:`~aucopt.validation.weight_counts`; a fractional part is
+        drawn from a stream of ``random_state`` of its own, or of seed 0 for a
+        learner without one), as ``order``, the rows to take from the row source of
+        ``X``, or None (unweighted input, all weights 1). A learner on a feature
+        map fitted on its first data (``_repeats_input``) gets ``X`` and ``y``
+        repeated instead (a copy), so that the map sees the copies too."""
+        if weights is None:
+            return X, y, None
+        counts = weight_counts(weights, lambda: weight_stream(
+            getattr(self, "random_state", 0), self.__dict__.get("n_passes_", 0)),
+            getattr(self, "max_state_bytes", None))
+        if (counts == 1).all():
+            return X, y, None
+        order = np.repeat(np.arange(X.shape[0], dtype=np.int64), counts)
+        if fit and not ((y[order] > 0).any() and (y[order] < 0).any()):
+            raise ValueError("the fractional sample weights drew no row of one class (a "
+                             "weight is a number of copies of its row, the fraction drawn "
+                             "at random); scale sample_weight up")
+        if self._repeats_input and not rows_given:
+            return X[order], y[order], None
+        return X, y, order
 
     def _input_rows(self, X, fit_map, norms=True, y=None, stream=False):
         """The rows the learner works on for a validated ``X``: ``X`` itself, or (a
@@ -419,7 +495,11 @@ class BaseLearner(Estimator):
 
     def _set_threshold(self, scores, y):
         """Refuse overflowing training ``scores`` (ranking scores, no intercept) and
-        put ``intercept_`` at the OPTROC point of labels ``y`` (in {-1, +1})."""
+        put ``intercept_`` at the OPTROC point of labels ``y`` (in {-1, +1}) (of
+        the copies of the rows, when the learner weighs its rows itself)."""
+        weights = self.__dict__.get("_row_weights")
+        if weights is not None:
+            scores, y = _weighted_copies(scores, y, weights)
         top = float(np.max(np.abs(scores))) if scores.size else 0.0
         if not math.isfinite(top) or top > DIVERGED:
             self._diverged(f"training scores up to {top:.3g}")
@@ -608,7 +688,7 @@ class BaseLearner(Estimator):
         """Fix the data-derived parameters (``_auto_params``) on the first data."""
         if not self._auto_params or "row_scale_" in self.__dict__:
             return
-        self._fix_auto(row_scale(rows), rows)
+        self._fix_auto(row_scale(rows, self.__dict__.get("_row_weights")), rows)
 
     def _fix_auto(self, s, rows):
         """Set ``row_scale_ = s`` and the data-derived parameters from it and
@@ -716,7 +796,8 @@ class BaseLearner(Estimator):
         *others : learners of the same class
         weights : sequence of float, optional
             One weight per model (this one first) for averaged values; None
-            weighs each model by the rows it trained on (since ``base``). Only
+            weighs each model by the rows it trained on (since ``base``), each row
+            counted by its ``sample_weight`` (its copies). Only
             for ``"average"`` learners.
         base : learner, optional
             The model every one of them continued from (iterative parameter
@@ -894,6 +975,38 @@ class BaseLearner(Estimator):
         return self
 
 
+def _weighted_copies(scores, y, weights):
+    """``(scores, y)`` with each row repeated by its weight, for the OPTROC point of
+    the weighted rows: integer weights exactly (up to 8 copies per row on average);
+    otherwise the weights relative to their mean, the fractional parts drawn (seed
+    0), and each row once should the draw leave a class without rows (the point is
+    scale-free)."""
+    if (weights != np.floor(weights)).any() or weights.sum() > 8 * weights.shape[0]:
+        weights = weights / weights.mean()
+    counts = weight_counts(weights, lambda: np.random.default_rng(0))
+    if not ((y[counts > 0] > 0).any() and (y[counts > 0] < 0).any()):
+        counts = (weights > 0).astype(np.int64)
+    return np.repeat(scores, counts), np.repeat(y, counts)
+
+
+def _take(rows, y, order):
+    """Rows ``order`` of a row source and their labels (all of them for None)."""
+    return (rows, y) if order is None else (rows.take(order), y[order])
+
+
+def _drop_unweighted(X, y, weights, fit=False):
+    """``(X, y, weights)`` without the rows of weight 0 (as if never given); ``fit``
+    refuses weights that leave one class without rows."""
+    if weights is None or weights.all():
+        return X, y, weights
+    keep = np.flatnonzero(weights)
+    y = y[keep]
+    if fit and not ((y > 0).any() and (y < 0).any()):
+        raise ValueError("sample_weight is 0 on every row of one class; AUC training "
+                         "needs weight on at least one positive and one negative row")
+    return X[keep], y, weights[keep]
+
+
 def merge(models: Iterable[BaseLearner], weights: Sequence[float] | None = None,
           base: BaseLearner | None = None) -> BaseLearner:
     """A new model combining fitted ``models`` (see :meth:`BaseLearner.merge`).
@@ -948,7 +1061,7 @@ class OnlineMixin:
     chunk, so ``partial_fit`` on consecutive chunks continues one stream.
     """
 
-    def partial_fit(self, X, y, classes=None):
+    def partial_fit(self, X, y, classes=None, sample_weight=None):
         """Continue training on one chunk; the first call fixes classes and features.
 
         Parameters
@@ -957,6 +1070,9 @@ class OnlineMixin:
         y : array-like of shape (n_samples,)
         classes : array-like of the two labels, optional
             Required on the first call unless ``y`` already holds both classes.
+        sample_weight : array-like of shape (n_samples,) or float, optional
+            As for ``fit``: a row of integer weight ``k`` is the row ``k`` times
+            in a row in the stream; weight 0 drops it.
 
         Returns
         -------
@@ -982,15 +1098,19 @@ class OnlineMixin:
                 raise ValueError(f"classes={list(classes)} differs from the classes "
                                  f"{self.classes_.tolist()} of the first partial_fit call")
             y_pm, known = check_y(y, X.shape[0], classes=self.classes_)
+        weights = self._check_sample_weight(sample_weight, X.shape[0])
         self._check_params()
         if not first:
             self._check_resumable()
-        return self._learn_chunk(X, y_pm, known)
+        X, y_pm, weights = _drop_unweighted(X, y_pm, weights)
+        return self._learn_chunk(X, y_pm, known, sample_weight=weights)
 
-    def _learn_chunk(self, X, y, classes, rows=None, threshold=True):
+    def _learn_chunk(self, X, y, classes, rows=None, threshold=True, sample_weight=None):
         """The pass of :meth:`partial_fit` on a validated chunk: ``X`` (or ``rows``,
         its kernels' view, made once by a caller that passes the same chunk again),
-        labels ``y`` in {-1, +1} and the two ``classes`` (used by the first call).
+        labels ``y`` in {-1, +1}, the two ``classes`` (used by the first call) and
+        the validated ``sample_weight`` (each row repeated by its weight; a chunk
+        whose fractional weights draw no row leaves a fitted model as it was).
 
         ``threshold=False`` leaves ``intercept_`` as it was (0 after a first call):
         :func:`aucopt.dask.fit` sets it once, on the final model's scores of all
@@ -1001,8 +1121,17 @@ class OnlineMixin:
             if first:
                 self.classes_ = classes
                 self.n_features_in_ = X.shape[1]
+            X, y, order = self._repeat_input(X, y, sample_weight,
+                                             rows_given=rows is not None)
+            if not y.shape[0] or (order is not None and not order.size):
+                if first:
+                    raise ValueError("the fractional sample weights drew no row of this "
+                                     "first chunk (a weight is a number of copies of its "
+                                     "row, the fraction drawn at random); scale them up")
+                return self
             if rows is None:
                 rows = self._input_rows(X, fit_map=first, y=y, stream=True)
+            rows, y = _take(rows, y, order)
             if first:
                 self._init_state(rows.n_features)
                 self._resolve_auto(rows)

@@ -53,7 +53,13 @@ How :func:`fit` trains:
   rows. The one-pass averaging
   learners (the buffered learners, ``uni_exp``) and ``spdam`` run one round;
 * the intercept is the OPTROC threshold of the final model's scores on all the
-  training rows (gathered on the client: 16 bytes per row), as for ``fit``.
+  training rows (gathered on the client: 16 bytes per row), as for ``fit``;
+* ``sample_weight`` (a dask array or array aligned with ``y``) weighs the rows as
+  ``fit`` does (a row of integer weight ``k`` is ``k`` copies of it, one after the
+  other; weight 0 drops it): the data-derived parameters are resolved on the
+  weighted rows, parts are merged with their total weights, the threshold is that of
+  the weighted rows, and an exact learner equals the single-process weighted fit
+  followed by ``solve``, to rounding.
 
 Every random choice is seeded from ``random_state``, the part and the round, so
 the result does not depend on where tasks run. Dask retries the tasks of a
@@ -75,7 +81,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from aucopt.base import MONITOR_ROWS, BaseLearner, Stall
-from aucopt.validation import check_random_state, check_X, check_y, finite_rows
+from aucopt.validation import (check_random_state, check_sample_weight, check_X, check_y,
+                               finite_rows, weight_counts)
 
 __all__ = ["fit", "decision_function"]
 
@@ -106,13 +113,15 @@ class _Blocks:
     """The row blocks of the training data, as delayed values, and how to read one.
 
     ``sources[i]`` is what a task receives for block ``i`` (a :class:`_Ready` block
-    of a dask array, or a list of file paths); ``rows[i]`` its number of rows.
+    of a dask array, or a list of file paths); ``rows[i]`` its number of rows,
+    ``weights[i]`` their total sample weight (the rows, unweighted).
     """
 
-    def __init__(self, sources, rows, reader):
+    def __init__(self, sources, rows, reader, weights=None):
         self.sources = sources
         self.rows = rows
         self.reader = reader
+        self.weights = rows if weights is None else weights
 
 
 def _checked(X, y, classes, n_features=None):
@@ -126,24 +135,34 @@ def _checked(X, y, classes, n_features=None):
 class _Ready:
     """A block of a dask array, validated once where it is kept (every round trains
     on it again): the matrix as ``check_X`` returns it, the labels (as given and in
-    {-1, +1}) and the kernels' view of the rows with their squared norms. Should
-    Dask move it to another worker, it travels as the matrix and the labels and
-    is validated again on arrival (the view holds raw pointers)."""
+    {-1, +1}), the kernels' view of the rows with their squared norms and the rows'
+    sample weights (None: unweighted). Should Dask move it to another worker, it
+    travels as the matrix, the labels and the weights and is validated again on
+    arrival (the view holds raw pointers)."""
 
-    def __init__(self, X, y, classes):
+    def __init__(self, X, y, classes, weights=None):
         self.y = np.asarray(y)
         self.classes = classes
         self.X, self.y_pm, self.rows = _checked(X, self.y, classes)
+        self.weights = None if weights is None else check_sample_weight(
+            weights, self.y.shape[0], part=True)
 
     def __reduce__(self):
-        return _Ready, (self.X, self.y, self.classes)
+        return _Ready, (self.X, self.y, self.classes, self.weights)
 
     def summary(self):
-        """:func:`_summary` of the block, from the norms computed once."""
+        """:func:`_summary` of the block, from the norms computed once (``weight``
+        and ``sqnorm`` are the weighted count and sum, ``labels`` those of rows of
+        positive weight)."""
         sq = self.rows.norms()
-        return {"rows": sq.size, "sqnorm": float(sq.sum()),
-                "max_sqnorm": float(sq.max(initial=0.0)),
-                "labels": set(np.unique(self.y).tolist()), "low": None, "high": -1}
+        if self.weights is None:
+            return {"rows": sq.size, "weight": sq.size, "sqnorm": float(sq.sum()),
+                    "max_sqnorm": float(sq.max(initial=0.0)),
+                    "labels": set(np.unique(self.y).tolist()), "low": None, "high": -1}
+        w = self.weights
+        return {"rows": sq.size, "weight": float(w.sum()), "sqnorm": float(w @ sq),
+                "max_sqnorm": float(sq[w > 0].max(initial=0.0)),
+                "labels": set(np.unique(self.y[w > 0]).tolist()), "low": None, "high": -1}
 
 
 class _ReadyReader:
@@ -152,8 +171,11 @@ class _ReadyReader:
     def chunks(self, ready):
         yield ready.X, ready.y
 
+    def weights(self, ready):
+        return ready.weights
+
     def training_chunks(self, ready, classes):
-        yield ready.X, ready.y_pm, ready.rows
+        yield ready.X, ready.y_pm, ready.rows, ready.weights
 
 
 class _FileReader:
@@ -172,9 +194,12 @@ class _FileReader:
                                      n_features=self.n_features,
                                      zero_based=self.zero_based)
 
+    def weights(self, source):
+        return None
+
     def training_chunks(self, source, classes):
         for X, y in self.chunks(source):
-            yield _checked(X, y, classes, self.n_features)
+            yield *_checked(X, y, classes, self.n_features), None
 
 
 def _summary(source, reader):
@@ -191,7 +216,7 @@ def _summary(source, reader):
         if cols is not None and cols.size:
             low = int(cols.min()) if low is None else min(low, int(cols.min()))
             high = max(high, int(cols.max()))
-    return {"rows": n, "sqnorm": total, "max_sqnorm": top, "labels": labels,
+    return {"rows": n, "weight": n, "sqnorm": total, "max_sqnorm": top, "labels": labels,
             "low": low, "high": high}
 
 
@@ -202,10 +227,16 @@ def _sqnorms(X):
     return np.einsum("ij,ij->i", X, X)
 
 
-def _array_blocks(dask, X, y):
+def _array_blocks(dask, X, y, weights=None):
+    """``(X, y, weights)`` as dask arrays of the same row blocks (weights None)."""
     da = dask.array
     if not isinstance(y, da.Array):
         y = da.from_array(np.asarray(y), chunks=(X.chunks[0],))
+    if weights is not None and not isinstance(weights, da.Array):
+        weights = np.asarray(weights)
+        if weights.ndim == 0:
+            weights = np.full(y.shape[0], float(weights))
+        weights = da.from_array(weights, chunks=(weights.shape[0] or 1,) * weights.ndim)
     if X.ndim != 2 or y.ndim != 1:
         raise ValueError(f"X must be a 2-d dask array and y a 1-d one, got {X.ndim}-d "
                          f"and {y.ndim}-d")
@@ -217,11 +248,17 @@ def _array_blocks(dask, X, y):
         raise ValueError(f"X has {X.shape[0]} rows and y {y.shape[0]} labels")
     if y.chunks[0] != X.chunks[0]:
         y = y.rechunk((X.chunks[0],))
-    return X, y
+    if weights is not None:
+        if weights.ndim != 1 or weights.shape[0] != y.shape[0]:
+            raise ValueError(f"sample_weight must be 1-D with one weight per row, shape "
+                             f"({y.shape[0]},), got shape {weights.shape}")
+        if weights.chunks[0] != X.chunks[0]:
+            weights = weights.rechunk((X.chunks[0],))
+    return X, y, weights
 
 
 def _data(dask, client, estimator, X, y, n_features, zero_based, chunk_size, n_parts,
-          shuffle_seed):
+          shuffle_seed, weights=None):
     """``(blocks, summary, n_features, classes)``: the training blocks split into
     parts (``blocks.runs``; a dask array's blocks, with ``shuffle_seed`` not None
     first repartitioned by :func:`_deal`, validated once and persisted on one worker
@@ -232,6 +269,9 @@ def _data(dask, client, estimator, X, y, n_features, zero_based, chunk_size, n_p
         if y is not None:
             raise ValueError("with a bag of svmlight paths the labels come from the "
                              "files: pass y=None")
+        if weights is not None:
+            raise ValueError("sample_weight goes with a dask array X (aligned with y); "
+                             "the rows of a bag of files cannot be weighted")
         parts = X.to_delayed()
         raw = _FileReader(_RAW_FEATURES, True, chunk_size)
         infos = client.compute([dask.delayed(_summary)(p, raw) for p in parts], sync=True)
@@ -255,29 +295,38 @@ def _data(dask, client, estimator, X, y, n_features, zero_based, chunk_size, n_p
                         f"got {type(X).__name__}")
     if y is None:
         raise ValueError("y (a dask array of labels) is required with a dask array X")
-    X, y = _array_blocks(dask, X, y)
+    X, y, weights = _array_blocks(dask, X, y, weights)
     ys = y.to_delayed().ravel()
+    ws = weights.to_delayed().ravel() if weights is not None else [None] * len(ys)
     found = client.compute([dask.delayed(np.unique)(b) for b in ys], sync=True)
     classes = _classes(set().union(*(f.tolist() for f in found)), estimator)
     # blocks without rows are left out; each part's blocks are validated once and
     # kept on one worker, where every round reads them
     keep = [i for i, size in enumerate(X.chunks[0]) if size]
     xs, ys = [X.to_delayed().ravel()[i] for i in keep], [ys[i] for i in keep]
-    sizes = [X.chunks[0][i] for i in keep]
+    ws, sizes = [ws[i] for i in keep], [X.chunks[0][i] for i in keep]
     if shuffle_seed is not None and len(keep) > 1:
-        xs, ys, sizes = _deal(dask, xs, ys, sizes, shuffle_seed)
+        xs, ys, ws, sizes = _deal(dask, xs, ys, ws, sizes, shuffle_seed)
     runs = _runs(n_parts, n_threads, sizes)
     workers = sorted(client.scheduler_info()["workers"])
     sources = []
     for k, run in enumerate(runs):
-        sources += client.persist([dask.delayed(_Ready, pure=True)(xs[i], ys[i], classes)
+        sources += client.persist([dask.delayed(_Ready, pure=True)(xs[i], ys[i], classes, ws[i])
                                    for i in run],
                                   workers=[workers[k % len(workers)]],
                                   allow_other_workers=True)
     infos = client.compute([dask.delayed(_Ready.summary)(s) for s in sources], sync=True)
-    blocks = _Blocks(sources, [i["rows"] for i in infos], _ReadyReader())
+    blocks = _Blocks(sources, [i["rows"] for i in infos], _ReadyReader(),
+                     [i["weight"] for i in infos])
     blocks.runs = runs
-    return blocks, _combine_summaries(infos), X.shape[1], classes
+    total = _combine_summaries(infos)
+    if weights is not None:
+        if not total["weight"] > 0:
+            raise ValueError("sample_weight is zero for every row: nothing to learn from")
+        if len(total["labels"]) < 2:
+            raise ValueError("sample_weight is 0 on every row of one class; AUC training "
+                             "needs weight on at least one positive and one negative row")
+    return blocks, total, X.shape[1], classes
 
 
 def _classes(labels, estimator):
@@ -308,37 +357,43 @@ def _warn_one_class(part_labels):
                       UserWarning, stacklevel=3)
 
 
-def _deal(dask, xs, ys, sizes, seed):
-    """Repartition row blocks (delayed ``xs``, ``ys`` of ``sizes`` rows): block ``i``
-    permutes its rows (seeded by ``seed`` and ``i``) and deals them round-robin to
-    ``len(sizes)`` new blocks, starting where block ``i - 1`` stopped; each new
-    block joins its pieces and permutes them. Returns the new ``(xs, ys, sizes)``
-    (equal sizes up to one row)."""
+def _deal(dask, xs, ys, ws, sizes, seed):
+    """Repartition row blocks (delayed ``xs``, ``ys`` and weights ``ws``, or Nones, of
+    ``sizes`` rows): block ``i`` permutes its rows (seeded by ``seed`` and ``i``) and
+    deals them round-robin to ``len(sizes)`` new blocks, starting where block ``i - 1``
+    stopped; each new block joins its pieces and permutes them. Returns the new
+    ``(xs, ys, ws, sizes)`` (equal sizes up to one row)."""
     n = len(sizes)
     starts = np.cumsum([0] + list(sizes[:-1])) % n
-    pieces = [dask.delayed(_deal_block, nout=n, pure=True)(x, y, n, int(start), [seed, i])
-              for i, (x, y, start) in enumerate(zip(xs, ys, starts))]
-    joined = [dask.delayed(_join_pieces, nout=2, pure=True)([p[k] for p in pieces],
+    pieces = [dask.delayed(_deal_block, nout=n, pure=True)(x, y, w, n, int(start), [seed, i])
+              for i, (x, y, w, start) in enumerate(zip(xs, ys, ws, starts))]
+    joined = [dask.delayed(_join_pieces, nout=3, pure=True)([p[k] for p in pieces],
                                                             [seed, n, k])
               for k in range(n)]
     total = sum(sizes)
     new_sizes = [total // n + (k < total % n) for k in range(n)]
-    return [j[0] for j in joined], [j[1] for j in joined], new_sizes
+    return ([j[0] for j in joined], [j[1] for j in joined],
+            [j[2] if ws[0] is not None else None for j in joined], new_sizes)
 
 
-def _deal_block(X, y, n, start, seed):
-    """The ``n`` pieces ``(X, y)`` a block deals (see :func:`_deal`)."""
-    order = np.random.default_rng(seed).permutation(np.asarray(y).shape[0])
-    dest = (np.arange(order.size) + start) % n
+def _deal_block(X, y, w, n, start, seed):
+    """The ``n`` pieces ``(X, y, w)`` a block deals (see :func:`_deal`; ``w`` None
+    stays None)."""
     y = np.asarray(y)
-    return tuple((X[order[dest == k]], y[order[dest == k]]) for k in range(n))
+    order = np.random.default_rng(seed).permutation(y.shape[0])
+    dest = (np.arange(order.size) + start) % n
+    w = None if w is None else np.asarray(w)
+    return tuple((X[order[dest == k]], y[order[dest == k]],
+                  None if w is None else w[order[dest == k]]) for k in range(n))
 
 
 def _join_pieces(pieces, seed):
-    """One new block of the pieces dealt to it, its rows permuted."""
-    X, y = _stack([p for p in pieces if p[1].shape[0]])
+    """One new block ``(X, y, w)`` of the pieces dealt to it, its rows permuted."""
+    pieces = [p for p in pieces if p[1].shape[0]]
+    X, y = _stack([p[:2] for p in pieces])
     order = np.random.default_rng(seed).permutation(y.shape[0])
-    return X[order], y[order]
+    w = None if pieces[0][2] is None else np.concatenate([p[2] for p in pieces])[order]
+    return X[order], y[order], w
 
 
 def _runs(n_parts, n_threads, sizes):
@@ -364,6 +419,7 @@ def _runs(n_parts, n_threads, sizes):
 def _combine_summaries(infos):
     lows = [i["low"] for i in infos if i["low"] is not None]
     return {"rows": sum(i["rows"] for i in infos),
+            "weight": sum(i["weight"] for i in infos),
             "sqnorm": sum(i["sqnorm"] for i in infos),
             "max_sqnorm": max([i["max_sqnorm"] for i in infos], default=0.0),
             "labels": set().union(*(i["labels"] for i in infos)),
@@ -395,14 +451,20 @@ def _train(model, sources, reader, classes, stream, shuffle_seed, online):
     if stream is not None:
         _set_stream(model, stream, model.__sklearn_is_fitted__())
     if not online:
-        return model.fit(*_stack([c for s in sources for c in reader.chunks(s)]))
+        weights = [reader.weights(s) for s in sources]
+        return model.fit(*_stack([c for s in sources for c in reader.chunks(s)]),
+                         sample_weight=None if weights[0] is None else np.concatenate(weights))
     order = None if shuffle_seed is None else np.random.default_rng(shuffle_seed)
     for source in sources:
-        for X, y, rows in reader.training_chunks(source, classes):
+        for X, y, rows, weights in reader.training_chunks(source, classes):
+            if weights is not None and not weights.any():
+                continue  # no row of the chunk counts
             if order is not None:
                 pick = order.permutation(y.shape[0])
                 rows, y = rows.take(pick), y[pick]
-            model._learn_chunk(X, y, classes, rows=rows, threshold=False)
+                weights = None if weights is None else weights[pick]
+            model._learn_chunk(X, y, classes, rows=rows, threshold=False,
+                               sample_weight=weights)
     return model
 
 
@@ -437,8 +499,12 @@ def _merge_pair(a, b, base, finish):
 def _scores(model, source, reader):
     """Ranking scores (no intercept) and labels in {-1, +1} of a block's rows."""
     out, labels = [], []
-    for _, y, rows in reader.training_chunks(source, model.classes_):
-        out.append(model._raw_scores(rows))
+    for _, y, rows, weights in reader.training_chunks(source, model.classes_):
+        scores = model._raw_scores(rows)
+        if weights is not None:  # the threshold of the weighted rows: their copies
+            counts = weight_counts(weights, lambda: np.random.default_rng(0))
+            scores, y = np.repeat(scores, counts), np.repeat(y, counts)
+        out.append(scores)
         labels.append(y)
     return np.concatenate(out) if out else np.zeros(0), \
         np.concatenate(labels) if labels else np.zeros(0)
@@ -460,7 +526,8 @@ def _sample(source, reader, picks):
 
 
 def fit(estimator, X, y=None, client=None, n_rounds=None, *, n_parts=None,
-        shuffle=True, n_features=None, zero_based="auto", chunk_size=50_000):
+        shuffle=True, n_features=None, zero_based="auto", chunk_size=50_000,
+        sample_weight=None):
     """Train ``estimator`` on data held by a Dask cluster (see the module docstring).
 
     Parameters
@@ -500,6 +567,10 @@ def fit(estimator, X, y=None, client=None, n_rounds=None, *, n_parts=None,
         For a bag of files: as for :func:`aucopt.datasets.iter_svmlight`, decided on
         all files together (a first pass over them counts the rows and finds the
         labels and the column range).
+    sample_weight : dask.array.Array or array-like, optional
+        One weight per row of a dask array ``X`` (rechunked to its row blocks), as
+        ``fit``'s ``sample_weight``: finite, >= 0, not all 0; each block is checked
+        where it is kept.
 
     Returns
     -------
@@ -537,12 +608,12 @@ def fit(estimator, X, y=None, client=None, n_rounds=None, *, n_parts=None,
     shuffle = _check_shuffle(shuffle) and cls._merge != "exact"
     blocks, total, d, classes = _data(dask, client, estimator, X, y, n_features,
                                       zero_based, chunk_size, n_parts,
-                                      entropy if shuffle else None)
+                                      entropy if shuffle else None, sample_weight)
 
     template = cls(**estimator.get_params())
     if template._auto_params:
-        template._fix_auto(total["sqnorm"] / total["rows"] or 1.0,
-                           _RowStats(total["rows"], d, total["max_sqnorm"]))
+        template._fix_auto(total["sqnorm"] / total["weight"] or 1.0,
+                           _RowStats(total["weight"], d, total["max_sqnorm"]))
         if not online:  # fit starts afresh: give it the values as parameters
             template.set_params(**{k: getattr(template, k + "_") for k in cls._auto_params})
     plan = _Plan(estimator, template, blocks, classes, online, entropy)
@@ -585,7 +656,9 @@ class _Plan:
         self.template, self.blocks, self.classes, self.online = (template, blocks, classes,
                                                                  online)
         self.runs = blocks.runs
-        self.rows = [sum(blocks.rows[i] for i in run) for run in self.runs]
+        # each part's total sample weight (its rows, unweighted): the draws of an
+        # exact learner's stream and the weight of the part in a merge
+        self.rows = [sum(blocks.weights[i] for i in run) for run in self.runs]
         self.exact = cls._merge == "exact"
         # an exact learner's draws: consecutive segments of one stream (opaucr)
         self.streams = (template._segment_streams(self.rows)

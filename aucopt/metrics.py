@@ -125,7 +125,7 @@ def _split_sorted(y_true, y_score, pos_label, func, sample_weight=None):
             f"and one negative sample."
         )
     w = None if sample_weight is None else check_sample_weight(
-        sample_weight, n, f"{func}: sample_weight")
+        sample_weight, n, what=f"{func}: sample_weight")
     s = _scores_float64(s, func)
     yk = _labels_for_kernel(y, func)
     buf = np.empty(n, dtype=np.float64)

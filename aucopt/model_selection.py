@@ -28,8 +28,8 @@ import numpy as np
 from aucopt._estimator import Estimator
 from aucopt.exceptions import not_fitted_error
 from aucopt.metrics import roc_auc
-from aucopt.validation import (check_count, check_n_jobs, check_random_state, check_X,
-                                check_y, n_threads)
+from aucopt.validation import (check_count, check_n_jobs, check_random_state,
+                               check_sample_weight, check_X, check_y, n_threads)
 
 __all__ = ["stratified_folds", "cross_val_auc", "GridSearch", "clone"]
 
@@ -92,13 +92,15 @@ def _splits(cv, y, random_state):
     return splits
 
 
-def _fold_auc(learner, X, y, train, test, diverged="raise"):
-    """Test AUC and fit time of a clone of ``learner`` trained on ``train``; a fit
-    that diverges scores ``diverged`` (unless "raise")."""
+def _fold_auc(learner, X, y, train, test, diverged="raise", sample_weight=None):
+    """Test AUC and fit time of a clone of ``learner`` trained on ``train`` (with
+    those rows' ``sample_weight``, if given); a fit that diverges scores
+    ``diverged`` (unless "raise")."""
     model = clone(learner)
     start = time.perf_counter()
+    weighted = {} if sample_weight is None else {"sample_weight": sample_weight[train]}
     try:
-        model.fit(X[train], y[train])
+        model.fit(X[train], y[train], **weighted)
     except FloatingPointError:
         if diverged == "raise":
             raise
@@ -168,7 +170,7 @@ def _stop_workers(stop, lock, busy):
                                                            ctypes.py_object(KeyboardInterrupt))
 
 
-def cross_val_auc(learner, X, y, cv=3, random_state=None, n_jobs=None):
+def cross_val_auc(learner, X, y, cv=3, random_state=None, n_jobs=None, sample_weight=None):
     """Test AUC of ``learner`` on each fold of a stratified split.
 
     Parameters
@@ -182,6 +184,9 @@ def cross_val_auc(learner, X, y, cv=3, random_state=None, n_jobs=None):
         Seed of the fold shuffling (for an int ``cv``).
     n_jobs : int or None
         Folds trained in parallel threads (-1: one per core, at most one per fold).
+    sample_weight : array-like of shape (n_samples,), optional
+        Each fold's model is fitted with its training rows' weights (the test AUC
+        is not weighted, as scikit-learn's scorers by default).
 
     Returns
     -------
@@ -190,8 +195,10 @@ def cross_val_auc(learner, X, y, cv=3, random_state=None, n_jobs=None):
     X = check_X(X)
     y = np.asarray(y)
     check_y(y, X.shape[0])
+    sample_weight = check_sample_weight(sample_weight, X.shape[0])
     check_n_jobs(n_jobs)
-    jobs = [lambda tr=tr, te=te: _fold_auc(learner, X, y, tr, te)
+    jobs = [lambda tr=tr, te=te: _fold_auc(learner, X, y, tr, te,
+                                           sample_weight=sample_weight)
             for tr, te in _splits(cv, y, random_state)]
     return np.array([auc for auc, _ in _run(jobs, n_jobs)])
 
@@ -299,8 +306,17 @@ class GridSearch(Estimator):
                 points.append(dict(zip(names, point)))
         return points
 
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         """Evaluate every grid point by CV AUC; refit the best on all of ``X``.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,), optional
+            Passed to the learner's ``fit``: each fold's slice to its fits, all of
+            it to the refit. The test AUC is not weighted (as scikit-learn's
+            ``GridSearchCV`` scores by default).
 
         Returns
         -------
@@ -309,6 +325,7 @@ class GridSearch(Estimator):
         X = check_X(X)
         y = np.asarray(y)
         check_y(y, X.shape[0])
+        sample_weight = check_sample_weight(sample_weight, X.shape[0])
         check_n_jobs(self.n_jobs)
         points = self._grid(X)
         splits = _splits(self.cv, y, self.random_state)
@@ -316,7 +333,8 @@ class GridSearch(Estimator):
         if not (self.error_score == "raise" or isinstance(self.error_score, numbers.Real)):
             raise ValueError(f"error_score must be a number or 'raise', got "
                              f"{self.error_score!r}")
-        jobs = [lambda t=t, tr=tr, te=te: _fold_auc(t, X, y, tr, te, self.error_score)
+        jobs = [lambda t=t, tr=tr, te=te: _fold_auc(t, X, y, tr, te, self.error_score,
+                                                    sample_weight)
                 for t in templates for tr, te in splits]
         start = time.perf_counter()
         results = np.array(_run(jobs, self.n_jobs)).reshape(len(points), len(splits), 2)
@@ -344,7 +362,8 @@ class GridSearch(Estimator):
                   f"{time.perf_counter() - start:.3f} s", flush=True)
         if self.refit:
             self.best_estimator_ = clone(self.estimator).set_params(**self.best_params_)
-            self.best_estimator_.fit(X, y)
+            self.best_estimator_.fit(X, y, **({} if sample_weight is None
+                                              else {"sample_weight": sample_weight}))
             self.classes_ = self.best_estimator_.classes_
             self.n_features_in_ = self.best_estimator_.n_features_in_
         return self

@@ -24,9 +24,18 @@ What is checked:
 * a failure injected at every stage of every call (each chunk of a ``partial_fit``
   stream, each pass of ``fit``, ``merge``) leaves the model as it was, and the stream
   continued after the failures ends in the model of a stream without them;
+* ``sample_weight`` has scikit-learn's semantics: weights of 1 give the unweighted
+  model, integer weights the model of the repeated rows (copies one after the
+  other), zero weights the model without those rows, all bit for bit (``fit`` and
+  ``partial_fit``; to 1e-10 for integer weights of a learner that weighs its rows
+  in its own sums, ``_weighs_rows``, as BAM); dense and CSR weighted fits agree bit
+  for bit; bad weights raise ``ValueError`` and leave the model as it was (a
+  plugin whose own ``_fit`` takes no ``sample_weight`` must refuse them with
+  ``TypeError``);
 * ``verbose`` prints one line per pass; prediction before fitting raises.
 """
 import copy
+import inspect
 import io
 import numbers
 
@@ -38,7 +47,7 @@ from aucopt.exceptions import NotFittedError
 __all__ = ["check_learner", "check_dense_equals_csr", "check_same_seed_same_model",
            "check_streaming", "check_save_load", "check_failed_calls_leave_model",
            "check_interrupt_rolls_back", "check_failed_call_leaves_model_unchanged",
-           "check_verbose_lines", "check_not_fitted",
+           "check_verbose_lines", "check_not_fitted", "check_sample_weight",
            "contract_data", "fitted_state", "assert_same_state"]
 
 
@@ -473,10 +482,75 @@ def check_verbose_lines(learner):
     assert lines and all("train AUC" in line for line in lines), out.getvalue()
 
 
+def check_sample_weight(learner):
+    """``sample_weight`` in ``fit`` and ``partial_fit`` (see the module docstring)."""
+    X, y = contract_data(9, n=48)  # 72 repeated rows: the check fits 6 models
+    weights = np.random.default_rng(9).integers(0, 4, X.shape[0])
+    weights[:2] = 1  # both classes keep weight
+    model = _with_seed(learner).fit(X, y)
+    before = fitted_state(model)
+    own_fit = getattr(type(learner), "_fit", None)
+    from aucopt.base import BaseLearner
+
+    if own_fit is not None and own_fit is not BaseLearner._fit \
+            and "sample_weight" not in inspect.signature(own_fit).parameters:
+        try:
+            model.fit(X, y, sample_weight=weights)
+        except TypeError:
+            assert_same_state(before, fitted_state(model), "after refusing sample_weight")
+            return
+        raise AssertionError("a learner whose _fit takes no sample_weight ignored it")
+    keep = {"shuffle": False} if "shuffle" in learner.get_params() else {}
+    online = hasattr(learner, "partial_fit")
+    _same_model(_with_seed(learner).fit(X, y, sample_weight=np.ones(X.shape[0])), model, X,
+                "fit with weights 1")
+    # a learner that weighs its rows in its own sums equals the repeated rows to rounding
+    weighs = getattr(type(learner), "_weighs_rows", False) \
+        and not getattr(type(learner), "_repeats_input", False)
+    for what, w, X_ref, y_ref in (
+            ("integer weights", weights, X.repeat(weights, axis=0), y.repeat(weights)),
+            ("zero weights", (weights > 0).astype(float), X[weights > 0], y[weights > 0])):
+        a = _with_seed(learner).fit(X, y, sample_weight=w)
+        b = _with_seed(learner).fit(X_ref, y_ref)
+        if weighs and what == "integer weights":
+            np.testing.assert_allclose(a.decision_function(X), b.decision_function(X),
+                                       rtol=1e-10, atol=1e-12,
+                                       err_msg="fit with integer weights")
+        else:
+            _same_model(a, b, X, f"fit with {what}")
+        if what == "integer weights":
+            _same_model(a, _with_seed(learner).fit(sp.csr_matrix(X), y, sample_weight=w),
+                        X, "CSR input with integer weights")
+        if online:
+            chunked = _with_seed(learner, **keep)
+            chunked.partial_fit(X, y, classes=[0, 1], sample_weight=w)
+            repeated = _with_seed(learner, **keep)
+            repeated.partial_fit(X_ref, y_ref, classes=[0, 1])
+            _same_model(chunked, repeated, X, f"partial_fit with {what}")
+    nan = weights.astype(float)
+    nan[3] = np.nan
+    negative = weights.astype(float)
+    negative[4] = -1.0
+    bad = [weights[:-1], nan, negative, np.zeros(X.shape[0]), np.ones((X.shape[0], 2)),
+           np.where(y == 1, 0.0, 1.0)]  # the last: no weight on a class (refused by fit)
+    for k, w in enumerate(bad):
+        for method in ("fit", "partial_fit") if online and k < len(bad) - 1 else ("fit",):
+            try:
+                getattr(model, method)(X, y, sample_weight=w)
+            except ValueError:
+                pass
+            else:
+                raise AssertionError(f"{method} with bad sample_weight {w!r} did not raise "
+                                     "ValueError")
+            assert_same_state(before, fitted_state(model), f"after {method} with bad "
+                              "sample_weight")
+
+
 def check_learner(learner, bad_params=()):
     """Run every check of the contract on ``learner`` (an unfitted template)."""
     for check in (check_not_fitted, check_dense_equals_csr, check_same_seed_same_model,
                   check_streaming, check_save_load, check_interrupt_rolls_back,
-                  check_failed_call_leaves_model_unchanged, check_verbose_lines):
+                  check_failed_call_leaves_model_unchanged, check_verbose_lines,
+                  check_sample_weight):
         check(learner)
     check_failed_calls_leave_model(learner, bad_params)

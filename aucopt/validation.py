@@ -24,9 +24,9 @@ import scipy.sparse as sp
 from aucopt._kernels._rows import NotCanonical, RowSource, csr_status
 from aucopt.exceptions import DataConversionWarning
 
-__all__ = ["check_X", "check_y", "check_sample_weight", "check_random_state", "check_seed",
-           "order_stream",
-           "row_source", "row_scale",
+__all__ = ["check_X", "check_y", "check_random_state", "check_seed", "order_stream",
+           "row_source", "row_scale", "check_sample_weight", "weight_counts",
+           "weight_stream",
            "check_positive",
            "check_count", "check_choice", "check_fraction", "check_state_bytes",
            "check_n_jobs", "n_threads", "auto_or_positive", "MAX_STATE_BYTES"]
@@ -218,32 +218,6 @@ def check_y(y, n_samples, classes=None, pos_label=None):
     return np.where(y == classes[1], 1.0, -1.0), classes
 
 
-def check_sample_weight(sample_weight, n_samples, what="sample_weight"):
-    """Validate sample weights with scikit-learn's semantics (an integer weight k
-    counts a row k times; a weight 0 ignores it).
-
-    Returns a C-contiguous float64 array of shape ``(n_samples,)``; a column vector
-    of shape (n, 1) is raveled. Raises ``ValueError`` for a wrong length or shape,
-    non-numeric, negative, NaN or infinite weights, or weights that are all zero.
-    """
-    w = np.asarray(sample_weight)
-    if w.ndim == 2 and w.shape[1] == 1:
-        w = w.ravel()
-    if w.ndim != 1 or w.shape[0] != n_samples:
-        raise ValueError(f"{what} must hold one weight per sample ({n_samples}), got an "
-                         f"array of shape {w.shape}")
-    if w.dtype.kind not in "biuf":
-        raise ValueError(f"{what} must be numeric, got dtype {w.dtype}")
-    w = np.ascontiguousarray(w, dtype=np.float64)
-    bad = np.flatnonzero(~(w >= 0) | ~np.isfinite(w))  # NaN fails w >= 0
-    if bad.size:
-        raise ValueError(f"{what} must be finite and >= 0; entry {bad[0]} is {w[bad[0]]!r}")
-    if not (w > 0).any():
-        raise ValueError(f"{what} is zero everywhere: at least one sample must have a "
-                         "positive weight")
-    return w
-
-
 def _object_labels(y):
     """Object-dtype labels: numbers or strings, turned into a plain dtype."""
     try:
@@ -285,6 +259,25 @@ def order_stream(random_state):
     return check_random_state(random_state)
 
 
+def weight_stream(random_state, call=0):
+    """The generator that rounds fractional sample weights (:func:`weight_counts`),
+    independent of the learner's own draws and of the shuffle.
+
+    An int (or SeedSequence) seeds a stream of its own for each training ``call``
+    (the count of earlier passes: each ``partial_fit`` chunk draws afresh); a
+    Generator is used as is; None draws fresh entropy.
+    """
+    if isinstance(random_state, np.random.Generator):
+        return random_state
+    if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool):
+        return np.random.default_rng(np.random.SeedSequence(int(random_state),
+                                                            spawn_key=(1, int(call))))
+    if isinstance(random_state, np.random.SeedSequence):
+        return np.random.default_rng(np.random.SeedSequence(
+            random_state.entropy, spawn_key=tuple(random_state.spawn_key) + (1, int(call))))
+    return check_random_state(random_state)
+
+
 def check_seed(random_state):
     """Validate ``random_state`` without building a generator (parameter checks)."""
     if random_state is None or isinstance(random_state, (np.random.Generator,
@@ -321,11 +314,65 @@ def row_source(X, norms=True):
         return RowSource(X, norms)
 
 
-def row_scale(rows):
-    """Mean squared row norm of a row source (1.0 for all-zero rows): the scale
-    that data-derived step sizes and regularisation strengths are measured against."""
-    s = float(rows.norms().mean()) if rows.n_rows else 0.0
+def row_scale(rows, weights=None):
+    """Mean squared row norm of a row source (1.0 for all-zero rows), weighted by
+    ``weights`` if given: the scale that data-derived step sizes and
+    regularisation strengths are measured against."""
+    s = float(np.average(rows.norms(), weights=weights)) if rows.n_rows else 0.0
     return s if s > 0.0 else 1.0
+
+
+def check_sample_weight(sample_weight, n_samples, part=False, what="sample_weight"):
+    """Validate per-row weights with scikit-learn's semantics: None (every row
+    counts once), a number (every row that weight) or one finite weight >= 0 per
+    row (a column vector of shape (n, 1) is raveled), not all zero (unless the rows
+    are a ``part`` of the data); an integer weight ``k`` stands for the row repeated
+    ``k`` times, a weight 0 ignores it. Returns None or a new C-contiguous float64
+    array (the caller's is never changed). ``what`` names the weights in messages.
+    Raises ``TypeError`` for non-numeric weights and ``ValueError`` for a wrong
+    length, negative, NaN or infinite weights, or weights all zero."""
+    if sample_weight is None:
+        return None
+    if isinstance(sample_weight, numbers.Real) and not isinstance(sample_weight, bool):
+        weights = np.full(n_samples, float(sample_weight))
+    else:
+        weights = np.asarray(sample_weight)
+        if weights.ndim == 2 and weights.shape[1] == 1:
+            weights = weights.ravel()
+        if weights.dtype.kind not in "biuf":
+            raise TypeError(f"{what} must hold real numbers, got dtype {weights.dtype}")
+        weights = np.array(weights, dtype=np.float64)
+    if weights.shape != (n_samples,):
+        raise ValueError(f"{what} must hold one weight per sample, shape ({n_samples},), "
+                         f"got shape {weights.shape}")
+    bad = np.flatnonzero(~np.isfinite(weights) | (weights < 0))
+    if bad.size:
+        raise ValueError(f"{what} must be finite and >= 0; entry {bad[0]} is "
+                         f"{float(weights[bad[0]])!r}")
+    if n_samples and not part and not weights.any():
+        raise ValueError(f"{what} is zero everywhere: at least one sample must have a "
+                         "positive weight")
+    return weights
+
+
+def weight_counts(weights, rng, cap=None):
+    """How many times each row enters training for ``weights`` (from
+    :func:`check_sample_weight`): an integer weight ``k`` exactly ``k`` times; a
+    weight ``k + f`` (``0 < f < 1``) ``k`` times and once more with probability
+    ``f``, drawn from ``rng()`` (called only then), so every row's expected count,
+    and every pair's (independent draws), is its weight, resp. the product of the
+    two weights. Refuses, before allocating, a row order above ``cap`` bytes (see
+    :func:`check_state_bytes`)."""
+    whole = np.floor(weights)
+    check_state_bytes(8 * (float(whole.sum()) + weights.shape[0]),
+                      "the row order repeating each row by its sample_weight", cap,
+                      fix="rescale sample_weight (a weight is a number of copies of "
+                          "its row)")
+    counts = whole.astype(np.int64)
+    frac = weights - whole
+    if frac.any():
+        counts += rng().random(weights.shape[0]) < frac
+    return counts
 
 
 # --------------------------------------------------------------------------- parameters

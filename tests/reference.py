@@ -463,30 +463,34 @@ def prsvm_pairs(X, y):
     return np.array([xi - xj for xi in X[pos] for xj in X[~pos]])
 
 
-def pair_squared_hinge_ref(o, y, delta=None):
+def pair_squared_hinge_ref(o, y, delta=None, c=None):
     """PRSVM+ loss on the scores ``o`` summed over every pair, written from its definition:
-    ``L = sum_{i pos, j neg} max(0, 1 - (o_i - o_j))^2``. Returns ``(L, dL/do, alpha)``
-    where ``alpha_k`` counts the active pairs (``1 - (o_i - o_j) > 0``, strictly) of row k;
-    with ``delta`` also ``z = (H_L delta) / 2`` for the generalised Hessian ``H_L`` of L in
-    ``o`` (active pairs only): ``z_i = sum_j active (delta_i - delta_j)`` for a positive i,
-    ``z_j = sum_i active (delta_j - delta_i)`` for a negative j."""
+    ``L = sum_{i pos, j neg} c_i c_j max(0, 1 - (o_i - o_j))^2`` (row weights ``c``,
+    default 1). Returns ``(L, dL/do, alpha)`` where ``alpha_k`` sums the weights of the
+    opposite rows in the active pairs (``1 - (o_i - o_j) > 0``, strictly) of row k (their
+    count when unweighted); with ``delta`` also ``z = (H_L delta) / 2`` for the
+    generalised Hessian ``H_L`` of L in ``o`` (active pairs only): ``z_i = sum_j active
+    c_i c_j (delta_i - delta_j)`` for a positive i, ``z_j = sum_i active c_i c_j (delta_j
+    - delta_i)`` for a negative j."""
     o = np.asarray(o, dtype=np.float64)
     pos = _pos_mask(y)
     n = len(o)
+    c = np.ones(n) if c is None else np.asarray(c, dtype=np.float64)
     L = 0.0
     grad, alpha, z = np.zeros(n), np.zeros(n), np.zeros(n)
     for i in np.flatnonzero(pos):
         for j in np.flatnonzero(~pos):
             m = 1.0 - (o[i] - o[j])
             if m > 0:
-                L += m * m
-                grad[i] -= 2 * m
-                grad[j] += 2 * m
-                alpha[i] += 1
-                alpha[j] += 1
+                cc = c[i] * c[j]
+                L += cc * m * m
+                grad[i] -= 2 * cc * m
+                grad[j] += 2 * cc * m
+                alpha[i] += c[j]
+                alpha[j] += c[i]
                 if delta is not None:
-                    z[i] += delta[i] - delta[j]
-                    z[j] += delta[j] - delta[i]
+                    z[i] += cc * (delta[i] - delta[j])
+                    z[j] += cc * (delta[j] - delta[i])
     return (L, grad, alpha) if delta is None else (L, grad, alpha, z)
 
 

@@ -79,6 +79,11 @@ def test_save_load(name):
 
 
 @pytest.mark.parametrize("name", NAMES)
+def test_sample_weight(name):
+    testing.check_sample_weight(_template(name))
+
+
+@pytest.mark.parametrize("name", NAMES)
 def test_failed_calls_leave_model(name):
     testing.check_failed_calls_leave_model(_template(name), BAD_PARAMS.get(name, ()))
 

@@ -259,13 +259,15 @@ def test_dealing_keeps_every_row_once_in_blocks_of_both_classes():
     cuts = np.cumsum([0] + sizes)
     xs = [dask.delayed(X[a:b]) for a, b in zip(cuts[:-1], cuts[1:])]
     ys = [dask.delayed(y[a:b]) for a, b in zip(cuts[:-1], cuts[1:])]
-    new_x, new_y, new_sizes = ad._deal(dask, xs, ys, sizes, 5)
-    blocks = dask.compute(list(zip(new_x, new_y)), scheduler="synchronous")[0]
+    ws = [dask.delayed(y[a:b] + 1.0) for a, b in zip(cuts[:-1], cuts[1:])]
+    new_x, new_y, new_w, new_sizes = ad._deal(dask, xs, ys, ws, sizes, 5)
+    blocks = dask.compute(list(zip(new_x, new_y, new_w)), scheduler="synchronous")[0]
     assert [b[1].size for b in blocks] == new_sizes and sorted(new_sizes) == [33, 33, 34]
     rows = np.concatenate([b[0].toarray().ravel() for b in blocks]) - 1.0
     assert sorted(rows.tolist()) == list(range(100))
-    for Xb, yb in blocks:
+    for Xb, yb, wb in blocks:
         np.testing.assert_array_equal(yb, y[(Xb.toarray().ravel() - 1).astype(int)])
+        np.testing.assert_array_equal(wb, yb + 1.0)  # the weights travel with their rows
         assert 5 <= yb.sum() <= 15  # about 30% positive in each
 
 
@@ -325,3 +327,32 @@ def test_a_fit_fails_clearly_when_every_worker_dies_at_once(task):
     assert not fitting.is_alive()
     assert isinstance(outcome[0], RuntimeError), outcome
     assert "every worker of the cluster was gone" in str(outcome[0])
+
+
+@pytest.mark.parametrize("name", ["opauc", "spdam"])
+def test_sample_weight_equals_the_single_process_weighted_fit(client, task, name):
+    """Weights 0-3 as a dask array: an exact learner equals the weighted single-process
+    fit and solve to 1e-10 (class counts the weighted ones); spdam (one round, ``fit``
+    on its part) ranks like the weighted single-process fit (test AUC within 0.005)."""
+    X, y, X_te, y_te = task
+    w = np.random.default_rng(5).integers(0, 4, y.size).astype(float)
+    data = _arrays(X, y, 700)
+    model = ad.fit(aucopt.get(name, random_state=7), *data, client=client, n_parts=1,
+                   sample_weight=da.from_array(w, chunks=500))
+    single = aucopt.get(name, random_state=7, shuffle=False) if name == "opauc" else \
+        aucopt.get(name, random_state=7)
+    single.fit(X, y, sample_weight=w)
+    if name == "opauc":
+        single.solve(X, y, sample_weight=w)
+        np.testing.assert_allclose(model.coef_, single.coef_, rtol=1e-10,
+                                   atol=1e-10 * np.abs(single.coef_).max())
+        np.testing.assert_array_equal(model.class_count_, single.class_count_)
+        assert model.t_ == w.sum()
+        assert model.intercept_ == pytest.approx(single.intercept_, abs=1e-8)
+    else:  # its part draws its mini-batches from a stream of the part and round
+        assert abs(model.score(X_te, y_te) - single.score(X_te, y_te)) < 0.005
+    assert model.lam_ == pytest.approx(single.lam_, rel=1e-12)  # weighted row scale
+    with pytest.raises(ValueError, match="one weight per row"):
+        ad.fit(aucopt.get(name), *data, client=client, sample_weight=w[:-1])
+    with pytest.raises(ValueError, match="zero for every row"):
+        ad.fit(aucopt.get(name), *data, client=client, sample_weight=np.zeros(y.size))

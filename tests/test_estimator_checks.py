@@ -51,6 +51,24 @@ LEARNERS = [_learner(name) for name in BUILTINS
             if FULL or name in REPRESENTATIVES.values()]
 
 
-@parametrize_with_checks(LEARNERS)
+# check_sample_weight_equivalence compares a fit on weighted rows with a fit on the
+# repeated rows in another order. Every learner equals its repeated rows bit for bit
+# in the same order (aucopt.testing.check_sample_weight); only the models that do not
+# depend on the order of the rows pass it: BAM's optimum (NBAM / FBAM on a map that
+# does not depend on it either, to rounding).
+ORDER_FREE = {"bam", "nbam", "fbam"}
+ORDER_REASON = ("the model depends on the order of the rows (one pass, or stochastic "
+                "steps), which the check changes; integer weights equal the repeated rows "
+                "in the same order bit for bit (aucopt.testing.check_sample_weight)")
+
+
+def _expected_failures(estimator):
+    if estimator._aucopt_name in ORDER_FREE:
+        return {}
+    return {f"check_sample_weight_equivalence_on_{form}_data": ORDER_REASON
+            for form in ("dense", "sparse")}
+
+
+@parametrize_with_checks(LEARNERS, expected_failed_checks=_expected_failures)
 def test_sklearn_compatible(estimator, check):
     check(estimator)

@@ -397,7 +397,6 @@ def test_precision_at_k_matches_random_tie_breaking():
     ([1.0, np.nan, 1.0], "finite and >= 0; entry 1"),
     ([1.0, np.inf, 1.0], "finite and >= 0"),
     ([0.0, 0.0, 0.0], "zero everywhere"),
-    (["a", "b", "c"], "must be numeric"),
     ([0.0, 1.0, 1.0], "every negative sample has sample_weight 0"),
     ([1.0, 0.0, 0.0], "every positive sample has sample_weight 0"),
 ])
@@ -406,6 +405,8 @@ def test_precision_at_k_matches_random_tie_breaking():
 def test_bad_sample_weight(func, w, match):
     with pytest.raises(ValueError, match=match):
         func([0, 1, 1], [0.1, 0.2, 0.3], sample_weight=w)
+    with pytest.raises(TypeError, match="must hold real numbers"):
+        func([0, 1, 1], [0.1, 0.2, 0.3], sample_weight=["a", "b", "c"])
 
 
 @pytest.mark.parametrize("max_fpr", [0.0, -0.1, 1.5, np.nan, True, "0.1"])

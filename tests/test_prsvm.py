@@ -68,6 +68,35 @@ def test_loss_gradient_hessian_equal_sums_over_all_pairs(ties, seed):
     np.testing.assert_array_equal(loss.active_rows(), np.flatnonzero(alpha_ref > 0))
 
 
+@pytest.mark.parametrize("ties", [False, True])
+def test_weighted_loss_gradient_hessian_equal_weighted_sums_over_all_pairs(ties):
+    """Row weights c (sample_weight): every pair counts c_i c_j times."""
+    rng = np.random.default_rng(11)
+    n = 57
+    y = _labels(rng, n)
+    o = (rng.integers(-4, 5, n) + 3 * (y > 0)) * 0.5 if ties else 3 * rng.standard_normal(n)
+    delta = rng.standard_normal(n)
+    c = rng.random(n) * 3
+    c[5] = 0.0
+    loss = K.PairSquaredHinge(y, c)
+    grad, z = np.empty(n), np.empty(n)
+    L = loss.evaluate(o, grad)
+    loss.hessian(delta, z)
+    L_ref, grad_ref, alpha_ref, z_ref = pair_squared_hinge_ref(o, y, delta, c)
+    np.testing.assert_allclose(L, L_ref, rtol=1e-12)
+    np.testing.assert_allclose(grad, grad_ref, rtol=1e-11, atol=1e-11)
+    np.testing.assert_allclose(loss.alpha, alpha_ref, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(z, z_ref, rtol=1e-11, atol=1e-11)
+    ones = K.PairSquaredHinge(y, np.ones(n))  # unit weights: the unweighted sweeps, exactly
+    plain = K.PairSquaredHinge(y)
+    g1, g2 = np.empty(n), np.empty(n)
+    assert ones.evaluate(o, g1) == plain.evaluate(o, g2)
+    np.testing.assert_array_equal(g1, g2)
+    for bad in (c[:-1], -c, np.where(y > 0, 0.0, 1.0)):
+        with pytest.raises(ValueError, match="weights must hold"):
+            K.PairSquaredHinge(y, bad)
+
+
 def test_sort_orders_all_finite_doubles_negatives_first_among_ties():
     # the radix keys must order signs, zero, subnormals, huge values like numpy does
     rng = np.random.default_rng(3)

@@ -27,6 +27,11 @@ the scores are large beside the margins); they carry, for the current position
 the rows passed, and move them by ``dv >= 0`` as ``Q += dv (2 P + cnt dv)``,
 ``P += cnt dv``: sums of non-negative terms only.
 
+Row weights ``c`` (``sample_weight``): the loss is ``sum c_i c_j max(0, ...)^2``;
+the sweeps count the rows passed by their weights (``cnt``, ``P``, ``Q`` become
+weighted sums) and multiply a row's terms by its own weight. With all weights 1
+every product is exact, so the unweighted results are unchanged bit for bit.
+
 Ties: a pair with ``yhat_j == yhat_i`` is not active (strict ``>``). The sort
 is a stable LSD radix sort (O(n) per 11-bit digit, interruptible) whose input
 lists the negatives first, so that among equal ``yhat`` negatives precede
@@ -150,6 +155,9 @@ cdef class PairSquaredHinge:
     ----------
     y : ndarray of shape (n,), float64
         Labels, every value exactly -1.0 or +1.0, both present.
+    weights : ndarray of shape (n,), float64, optional
+        Row weights ``c`` (finite, >= 0, positive on both classes): the pair
+        ``(i, j)`` counts ``c_i c_j`` times. Default all 1.
 
     Notes
     -----
@@ -159,19 +167,21 @@ cdef class PairSquaredHinge:
     """
     cdef readonly Py_ssize_t n_rows, n_pos, n_neg
     cdef unsigned char[::1] pos       # by row
-    cdef double[::1] alpha_           # by row
+    cdef double[::1] c                # by row: weight
+    cdef double[::1] alpha_           # by row: weight of the opposite rows in violated pairs
     cdef int64_t[::1] start           # negatives first, then positives (tie order)
     # by sorted position (increasing yhat, negatives first among ties):
     cdef int64_t[::1] order_          # row
     cdef uint64_t[::1] keys           # sort_key(yhat)
     cdef unsigned char[::1] spos
+    cdef double[::1] sc
     cdef double[::1] salpha
     cdef uint64_t[::1] keys2          # sort scratch
     cdef int64_t[::1] order2
     cdef int64_t[::1] hist
     cdef bint evaluated
 
-    def __init__(self, y):
+    def __init__(self, y, weights=None):
         y = np.asarray(y)
         if y.dtype != np.float64 or y.ndim != 1:
             raise TypeError(f"y must be a 1-D float64 array, got {y.dtype} with shape {y.shape}")
@@ -188,6 +198,15 @@ cdef class PairSquaredHinge:
             raise ValueError(f"y has {self.n_pos} positive and {self.n_neg} negative labels; "
                              "ranking needs at least one of each")
         n = self.n_rows
+        if weights is None:
+            self.c = np.ones(n)
+        else:
+            c = np.array(weights, dtype=np.float64)
+            if c.shape != (n,) or not np.isfinite(c).all() or (c < 0).any() \
+                    or not (c[is_pos].sum() > 0 and c[is_neg].sum() > 0):
+                raise ValueError(f"weights must hold {n} finite values >= 0, positive on "
+                                 "both classes")
+            self.c = c
         self.pos = is_pos.astype(np.uint8)
         self.alpha_ = np.zeros(n, dtype=np.float64)
         self.start = np.concatenate([np.flatnonzero(is_neg), np.flatnonzero(is_pos)]).astype(
@@ -195,6 +214,7 @@ cdef class PairSquaredHinge:
         self.order_ = self.start.copy()
         self.keys = np.empty(n, dtype=np.uint64)
         self.spos = np.empty(n, dtype=np.uint8)
+        self.sc = np.empty(n, dtype=np.float64)
         self.salpha = np.zeros(n, dtype=np.float64)
         self.keys2 = np.empty(n, dtype=np.uint64)
         self.order2 = np.empty(n, dtype=np.int64)
@@ -237,6 +257,7 @@ cdef class PairSquaredHinge:
                        &self.hist[0], &counter)
             for p in range(n):
                 self.spos[p] = self.pos[self.order_[p]]
+                self.sc[p] = self.c[self.order_[p]]
             # from the top: each positive against the negatives strictly above it
             P = 0.0
             Q = 0.0
@@ -252,10 +273,10 @@ cdef class PairSquaredHinge:
                     k = self.order_[p]
                     self.salpha[p] = cnt
                     self.alpha_[k] = cnt
-                    grad[k] = -2.0 * P
-                    loss += Q
+                    grad[k] = -2.0 * self.sc[p] * P
+                    loss += self.sc[p] * Q
                 else:
-                    cnt += 1.0
+                    cnt += self.sc[p]
                 poll(&counter, 4)
             # from the bottom: each negative against the positives strictly below it
             P = 0.0
@@ -266,21 +287,21 @@ cdef class PairSquaredHinge:
                 P += cnt * (v - prev)
                 prev = v
                 if self.spos[p]:
-                    cnt += 1.0
+                    cnt += self.sc[p]
                 else:
                     k = self.order_[p]
                     self.salpha[p] = cnt
                     self.alpha_[k] = cnt
-                    grad[k] = 2.0 * P
+                    grad[k] = 2.0 * self.sc[p] * P
                 poll(&counter, 4)
         self.evaluated = True
         return loss
 
     def hessian(self, const double[::1] delta, double[::1] out):
-        """Write ``alpha * delta - gamma`` into ``out`` (generalised Hessian of L / 2).
+        """Write ``c * (alpha * delta - gamma)`` into ``out`` (generalised Hessian of L / 2).
 
-        ``gamma_i = sum_{j neg above i} delta_j`` for a positive ``i`` and
-        ``gamma_j = sum_{i pos below j} delta_i`` for a negative ``j``, with the
+        ``gamma_i = sum_{j neg above i} c_j delta_j`` for a positive ``i`` and
+        ``gamma_j = sum_{i pos below j} c_i delta_i`` for a negative ``j``, with the
         order and counts of the latest :meth:`evaluate`; ``H_L delta = 2 out``.
         Rows with ``alpha == 0`` get 0 and their ``delta`` is never read.
 
@@ -298,7 +319,7 @@ cdef class PairSquaredHinge:
         with nogil:
             for k in range(n):
                 if not self.pos[k] and self.alpha_[k] > 0.0:
-                    neg_total += delta[k]
+                    neg_total += self.c[k] * delta[k]
             for p in range(n):
                 k = self.order_[p]
                 a = self.salpha[p]
@@ -307,11 +328,11 @@ cdef class PairSquaredHinge:
                     continue
                 d = delta[k]
                 if self.spos[p]:
-                    out[k] = a * d - (neg_total - neg_passed)
-                    pos_passed += d
+                    out[k] = self.sc[p] * (a * d - (neg_total - neg_passed))
+                    pos_passed += self.sc[p] * d
                 else:
-                    out[k] = a * d - pos_passed
-                    neg_passed += d
+                    out[k] = self.sc[p] * (a * d - pos_passed)
+                    neg_passed += self.sc[p] * d
                 poll(&counter, 3)
 
     def active_rows(self):
@@ -322,7 +343,8 @@ cdef class PairSquaredHinge:
 
     @property
     def alpha(self):
-        """Per-row count of violated pairs from the latest :meth:`evaluate` (a copy)."""
+        """Per-row weight of the opposite rows in violated pairs (their count when
+        unweighted) from the latest :meth:`evaluate` (a copy)."""
         return np.array(self.alpha_)
 
     @property

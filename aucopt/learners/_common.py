@@ -21,7 +21,7 @@ from aucopt.validation import (auto_or_positive, check_count, check_positive, ch
 __all__ = ["WeightsModel", "ElasticNetModel", "weights_state", "settle", "writable",
            "EPOCH_PARAMS", "check_epochs", "SHUFFLE_PARAMS", "check_shuffle",
            "auto_or_positive", "merge_doc", "AVERAGED_WEIGHTS", "WEIGHTED_AVERAGES",
-           "search_scale", "auto_value", "check_state_size"]
+           "search_scale", "auto_value", "check_state_size", "document_weights"]
 
 # A pass of at least d / SETTLE_RATIO steps folds the weight vector's scale at its
 # end: the O(d) fold is then amortised over the pass's O(nnz) steps.
@@ -156,6 +156,23 @@ def check_state_size(learner, n_features, work_vectors=None):
                       "its arrays are dense in the columns of X whatever their nonzeros: "
                       "drop the columns no row uses (re-index the features)"
                       + (", or raise max_state_bytes" if own else ""))
+
+
+def document_weights(cls, what, copies=True):
+    """Put the paragraph saying what ``sample_weight`` does to learner ``cls`` (``what``:
+    the rest of it; ``copies``: the learner trains on copies of the rows) before the
+    Parameters section of its docstring."""
+    if not cls.__doc__:
+        return
+    head = """Sample weights (``fit``, ``partial_fit``): a row of integer weight ``k``
+        is ``k`` copies of the row, one after the other, so the model is that of the
+        repeated rows, bit for bit (a fractional part adds one more copy with that
+        probability; see :meth:`~aucopt.base.BaseLearner.fit`).""" if copies else \
+        "Sample weights (``fit``):"
+    text = " ".join(f"{head} {what}".split())
+    paragraph = textwrap.fill(text, 84, initial_indent="    ", subsequent_indent="    ")
+    cls.__doc__ = cls.__doc__.replace("\n    Parameters\n",
+                                      "\n" + paragraph + "\n\n    Parameters\n", 1)
 
 
 class _CoefFromState:

@@ -31,9 +31,9 @@ EXACT_LS_RTOL = 1e-10     # |phi'(t)| <= EXACT_LS_RTOL |phi'(0)| ends the exact 
 class PRSVMObjective:
     """``F(w)`` on one data set: scores, loss state and the products CG needs."""
 
-    def __init__(self, X, y, C):
+    def __init__(self, X, y, C, weights=None):
         self.rows = X if isinstance(X, RowSource) else RowSource(X)
-        self.loss = K.PairSquaredHinge(y)
+        self.loss = K.PairSquaredHinge(y, weights)
         if self.rows.n_rows != self.loss.n_rows:
             raise ValueError(f"X has {self.rows.n_rows} rows but y has {self.loss.n_rows} "
                              "labels; pass one label per row")
@@ -210,8 +210,9 @@ class PRSVMSolver:
         the exact step costs no product with ``X``.
     """
 
-    def __init__(self, X, y, C, *, tol, max_newton, max_cg, cg_tol, line_search):
-        self.obj = PRSVMObjective(X, y, float(C))
+    def __init__(self, X, y, C, *, tol, max_newton, max_cg, cg_tol, line_search,
+                 sample_weight=None):
+        self.obj = PRSVMObjective(X, y, float(C), sample_weight)
         self.tol, self.max_newton, self.max_cg, self.cg_tol = tol, max_newton, max_cg, cg_tol
         self.line_search = line_search
         n, d = self.obj.rows.n_rows, self.obj.rows.n_features

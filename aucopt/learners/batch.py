@@ -12,8 +12,8 @@ import numpy as np
 
 from aucopt._state import Scalar
 from aucopt.base import BaseLearner
-from aucopt.learners._common import (WeightsModel, auto_or_positive, search_scale,
-                                     weights_state)
+from aucopt.learners._common import (WeightsModel, auto_or_positive, document_weights,
+                                     search_scale, weights_state)
 from aucopt._kernels._ranksvm import dot
 from aucopt.learners._prsvm import LINE_SEARCHES, PRSVMObjective, PRSVMSolver
 from aucopt.validation import check_choice, check_count, check_positive, check_X, check_y
@@ -98,6 +98,8 @@ class BAM(WeightsModel, BaseLearner):
     _state = {**weights_state(1), "C_": Scalar(float, low=0.0)}
 
     _auto_params = {"C": lambda self, s, rows: 1.0 / s}
+    # sample_weight weighs each pair's loss by w_i w_j in the kernel's sweeps
+    _weighs_rows = True
 
     def __init__(self, C="auto", C_scaling="per_class", tol=1e-3, max_newton=50, max_cg=200,
                  cg_tol=0.1, line_search="exact", verbose=0, pos_label=None):
@@ -140,12 +142,16 @@ class BAM(WeightsModel, BaseLearner):
         return 8
 
     def _prepare(self, rows, y):
-        n_pos, n_neg = int((y > 0).sum()), int((y < 0).sum())
+        weights = self.__dict__.get("_row_weights")
+        if weights is None:
+            n_pos, n_neg = int((y > 0).sum()), int((y < 0).sum())
+        else:
+            n_pos, n_neg = float(weights[y > 0].sum()), float(weights[y < 0].sum())
         scale = 1.0 / n_pos + 1.0 / n_neg if self.C_scaling == "per_class" else 1.0
         self.C_ *= scale  # C (or its "auto" value) resolved from the rows
         self._solver = PRSVMSolver(rows, y, self.C_, tol=self.tol, max_newton=self.max_newton,
                                    max_cg=self.max_cg, cg_tol=self.cg_tol,
-                                   line_search=self.line_search)
+                                   line_search=self.line_search, sample_weight=weights)
         self.objective_ = float(self._solver.f)
 
     def _train(self, rows, y):
@@ -192,3 +198,11 @@ class BAM(WeightsModel, BaseLearner):
         w = np.ascontiguousarray(self.coef_, dtype=np.float64)
         o = objective.scores(w, objective.all_rows, np.empty(X.shape[0]))
         return objective.value_grad(w, o) if gradient else objective.value(w, o)
+
+document_weights(BAM, """Each pair's squared hinge is weighted by ``w_i w_j``, for
+    any weights (fractional ones too, exactly: no draw): the sorted sweeps of the loss,
+    its gradient and the Newton products keep weighted counts and sums, still
+    O(nnz + n log n) in the distinct rows; the per-class scaling of ``C_`` and the
+    row scale of ``C="auto"`` use the weighted totals. Integer weights equal the
+    repeated rows to rounding (1e-10), not bit for bit; the training OPTROC threshold
+    is that of the copies (a fractional part drawn, seed 0).""", copies=False)

@@ -41,7 +41,8 @@ from aucopt._kernels._buffers import Buffers
 from aucopt._state import Array, Generator, Scalar
 from aucopt.base import BaseLearner, OnlineMixin
 from aucopt.learners._common import (WeightsModel, auto_or_positive, check_shuffle,
-                                     merge_doc, search_scale, weights_state)
+                                     document_weights, merge_doc, search_scale,
+                                     weights_state)
 from aucopt.validation import (check_choice, check_count, check_positive, check_random_state,
                                check_seed, check_state_bytes, row_source)
 
@@ -504,6 +505,13 @@ _MERGE_DOC = merge_doc("average", """averages the ranking vector (and the
     most recent rows.""")
 
 
+# What sample_weight does to a buffered learner (a paragraph of each docstring)
+_BUFFER_WEIGHTS = """Each copy is an arrival: it takes its step against the other
+    class's buffer (``k`` steps rather than one step ``k`` times as long: a step's
+    size is set by its pair) and is a candidate for its own class's buffer; the counts
+    are the weighted ones."""
+
+
 def _documented(size, policy, size_note, vector, updates, columns=1, column_note="",
                 extra_state="", attrs=""):
     """Append the parameters and attributes every buffered learner shares (and the
@@ -513,6 +521,7 @@ def _documented(size, policy, size_note, vector, updates, columns=1, column_note
     def deco(cls):
         cls.__doc__ = cls.__doc__.replace("\n    Parameters\n",
                                           _MERGE_DOC + "\n\n    Parameters\n", 1)
+        document_weights(cls, _BUFFER_WEIGHTS)
         weights_note = (f"The weight primitive's state: column 0 is the ranking vector"
                         f"{column_note}.")
         cls.__doc__ = (cls.__doc__.rstrip() + "\n" + _COMMON_PARAMS.format(

@@ -23,6 +23,7 @@ from aucopt.features import (AUTO_COMPONENTS, KMeansNystroem, Nystroem, RandomFo
                               _dense_copy)
 from aucopt.learners.batch import BAM
 from aucopt.learners.buffered import CBR, _BufferOGD
+from aucopt.learners._common import document_weights
 from aucopt.learners.stochastic import ASAM, PSAM
 from aucopt.validation import check_state_bytes, finite_rows, order_stream
 
@@ -60,6 +61,9 @@ class _Mapped:
     # the map is fitted on the first data (all of it for fit, the first chunk for a
     # stream), so a chunked stream equals fit only for a map fixed beforehand
     _stream = None
+    # sample_weight: the map is fitted on the rows repeated by their weights (a
+    # copy), so an integer weight k equals k copies of the row for the map too
+    _repeats_input = True
 
     @classmethod
     def _state_spec(cls):
@@ -730,3 +734,9 @@ class NOAM(_Mapped, _BufferOGD):
 
 
 _merge_note(NOAM, _BufferOGD)
+
+
+for _learner in (NBAM, FBAM, NASAM, FASAM, NPSAM, FCBR, FOAM, NOAM):
+    document_weights(_learner, """The map is fitted on the repeated rows (a copy of the
+    input: landmarks, bandwidth and the number of components see the copies), then
+    the mapped copies train the linear learner as its docstring says.""")

@@ -34,8 +34,8 @@ from aucopt._state import Array, Generator, Scalar
 from aucopt.base import BaseLearner
 from aucopt.learners._common import (AVERAGED_WEIGHTS, EPOCH_PARAMS, SHUFFLE_PARAMS,
                                      WeightsModel, auto_or_positive, auto_value, check_epochs,
-                                     check_shuffle, check_state_size, merge_doc,
-                                     search_scale, settle, weights_state)
+                                     check_shuffle, check_state_size, document_weights,
+                                     merge_doc, search_scale, settle, weights_state)
 from aucopt.learners._objectives import mean_pair_square
 from aucopt.learners._fsauc_core import fsauc_fit, fsauc_gradient_bound
 from aucopt.learners.square import _Streaming, class_sum_state, open_class_sums, tail_doc
@@ -764,3 +764,14 @@ class FSAUC(WeightsModel, BaseLearner):
 
     def _progress(self):
         return f"{self.n_stages_} stages, "
+
+
+document_weights(SOLAM, """Each copy makes its saddle-point step; the running positive
+    rate ``p_hat`` counts the copies (the weighted rate).""")
+document_weights(SPAM, """Each copy makes its step; the positive rate and class means
+    of the closed-form inner variables are the weighted ones.""")
+document_weights(SPDAM, """The positive rate, the class means and the mean over rows
+    of the objective are the weighted ones; the mini-batches are drawn among the
+    copies.""")
+document_weights(FSAUC, """The stages are drawn among the copies (their sizes count
+    copies), so the class means and the expected objective are the weighted ones.""")

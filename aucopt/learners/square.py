@@ -24,11 +24,12 @@ from aucopt._kernels._square import (AdaGradStep, ClassSums, Covariances, Gradie
 from aucopt._state import Array, Generator, Scalar
 from aucopt.base import BaseLearner, OnlineMixin
 from aucopt.learners._common import (SHUFFLE_PARAMS, WeightsModel, auto_or_positive,
-                                     check_shuffle, merge_doc, search_scale, weights_state,
-                                     writable)
+                                     check_shuffle, document_weights, merge_doc,
+                                     search_scale, weights_state, writable)
 from aucopt.learners._objectives import mean_pair_square
 from aucopt.validation import (check_count, check_positive, check_random_state,
-                               check_state_bytes, check_X, check_y, row_scale, row_source)
+                               check_sample_weight, check_state_bytes, check_X, check_y,
+                               row_scale, row_source)
 
 __all__ = ["OPAUC", "OPAUCr", "AdaOAM", "UniExp"]
 
@@ -143,7 +144,7 @@ class _Solvable:
     _merge = "exact"
     _pair_loss = staticmethod(mean_pair_square)
 
-    def solve(self, X=None, y=None):
+    def solve(self, X=None, y=None, sample_weight=None):
         """Set ``w`` to the minimiser of the objective on the statistics seen so far.
 
         The pairwise square loss of Gao, Jin, Zhu & Zhou (One-Pass AUC
@@ -163,6 +164,8 @@ class _Solvable:
             Training rows and labels on which to put ``intercept_`` at the OPTROC
             point of the new ``w`` (as ``fit`` does); without them ``intercept_``
             is kept.
+        sample_weight : array-like of shape (n_samples,), optional
+            Their weights, as ``fit`` takes them.
 
         Returns
         -------
@@ -178,11 +181,12 @@ class _Solvable:
         if X is not None:
             X = check_X(X, n_features=self.n_features_in_, estimator=type(self).__name__)
             y, _ = check_y(y, X.shape[0], classes=self.classes_)
+            sample_weight = check_sample_weight(sample_weight, X.shape[0])
         with self._transaction(fresh=True):
             self._solve()
             self._invalidate()
             if X is not None:
-                self._finish(self._input_rows(X, fit_map=False), y)
+                self._finish(*self._weighted_rows(X, y, sample_weight))
         return self
 
     def _merge_finish(self, finish):
@@ -863,3 +867,13 @@ class UniExp(_OnePass):
         counts = self._tx.backup(self.class_count_)
         self.t_ = int(uniexp_steps(rows, y, w, counts, self.t_, self.eta_))
         self._store_weights(w)
+
+
+_COVARIANCE_WEIGHTS = """The class counts, sums and sums of outer products (so
+    :meth:`solve` and a merge) are the weighted ones; each copy makes its gradient step."""
+document_weights(OPAUC, _COVARIANCE_WEIGHTS)
+document_weights(AdaOAM, _COVARIANCE_WEIGHTS)
+document_weights(OPAUCr, """The class counts and sums are the weighted ones; each copy
+    draws its sketch vector and makes its step.""")
+document_weights(UniExp, """Each copy makes its step; the class counts that weigh the
+    loss are the weighted ones.""")

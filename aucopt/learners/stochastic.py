@@ -39,8 +39,8 @@ from aucopt._state import Generator, Scalar
 from aucopt.base import BaseLearner, OnlineMixin
 from aucopt.learners._common import (EPOCH_PARAMS, SETTLE_RATIO, WEIGHTED_AVERAGES,
                                      ElasticNetModel, WeightsModel, auto_or_positive, auto_value,
-                                     check_epochs, merge_doc, search_scale, settle,
-                                     weights_state)
+                                     check_epochs, document_weights, merge_doc,
+                                     search_scale, settle, weights_state)
 from aucopt.learners._objectives import mean_pair_hinge, mean_pair_square
 from aucopt.validation import (check_choice, check_count, check_n_jobs, check_positive,
                                check_random_state, check_seed, n_threads, row_scale,
@@ -775,3 +775,11 @@ class AdaDSGD(ElasticNetModel, _PairwiseSGD):
             self._stage(rows, w, pos, neg, m, n_steps)
             m = _next_stage(m, growth, n)
         self._store_weights(w)
+
+
+_PAIR_WEIGHTS = """The pairs are drawn uniformly among the copies: each row is
+    drawn in proportion to its weight, so a pair's loss counts ``w_i w_j`` in the
+    expected objective (drawing rows, rather than weighting steps, keeps the step sizes
+    the same); an epoch is as many draws as copies."""
+for _learner in (SAM, ASAM, PSAM, AdaDSGD):
+    document_weights(_learner, _PAIR_WEIGHTS)
