@@ -53,6 +53,10 @@ Targets
     round trip either work (finite scores) or raise ``ValueError`` /
     ``FloatingPointError``. Any other exception is a disagreement; a crash is
     a memory error the checks let through.
+``readonce``, ``chunks``
+    Read-once inputs (pipes, FIFOs, compressed and truncated streams) and
+    one-class or empty ``partial_fit`` chunks of every online learner: see
+    ``tools/fuzz_streams.py``.
 """
 import os
 
@@ -355,6 +359,9 @@ TARGETS = {
     "svmlight": Target(_svmlight_generate, _svmlight_check, _svmlight_setup),
     "model": Target(_model_generate, _model_check, _model_setup),
 }
+from fuzz_streams import stream_targets  # noqa: E402 (tools/fuzz_streams.py)
+
+TARGETS.update(stream_targets(Target))
 
 
 # ---------------------------------------------------------------- running
