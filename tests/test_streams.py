@@ -4,6 +4,7 @@ import io
 import warnings
 
 import numpy as np
+import scipy.sparse as sp
 import pytest
 
 import aucopt
@@ -109,3 +110,25 @@ def test_cli_stream_on_label_sorted_files_saves_the_model(tmp_path):
     # without --positive the classes are unknown while the first chunk shows one
     assert main(["train", "cbr_diag", str(train), "--stream", "--chunk-size", "40"],
                 out=io.StringIO()) == 2
+
+
+@pytest.mark.parametrize("name", ["cbr", "oam_seq"])
+def test_buffers_holding_empty_sparse_rows_save_and_load(name):
+    """A buffered learner's sparse pool may hold rows without entries; their slots
+    hold nothing and overlap no other (load refused such a model: found by
+    tools/fuzz.py chunks)."""
+    rng = np.random.default_rng(991727001)
+    X = rng.standard_normal((29, 2))
+    X[rng.random((29, 2)) < 0.4] = 0.0
+    y = (X[:, 0] + 0.5 * rng.standard_normal(29) > 0).astype(int)
+    order = np.argsort(-y, kind="stable")
+    X, y = sp.csr_matrix(X[order]), y[order]
+    model = aucopt.get(name, random_state=0)
+    model.partial_fit(X[:17], y[:17], classes=[0, 1])
+    model.partial_fit(X[17:], y[17:])
+    held = model.buffer_nnz_[model.buffer_arrival_ >= 0]
+    assert (held == 0).any()  # the case: an empty row in the pool
+    buf = io.BytesIO()
+    model.save(buf)
+    loaded = aucopt.load(io.BytesIO(buf.getvalue()))
+    np.testing.assert_array_equal(loaded.decision_function(X), model.decision_function(X))

@@ -699,6 +699,17 @@ def test_compressed_data_through_a_pipe_path(compress):
         assert np.array_equal(np.concatenate([t for _, t in chunks]), y)
 
 
+def test_a_decompressing_file_object_over_a_pipe_is_read_once():
+    """gzip.open of a pipe says seekable() but cannot rewind: the second pass is
+    the read-once ValueError, not io.UnsupportedOperation."""
+    read_end, write_end = os.pipe()
+    with os.fdopen(write_end, "wb") as fh:
+        fh.write(gzip.compress(_sample_text(30)))
+    with open(read_end, "rb") as raw, gzip.open(raw, "rb") as f:
+        with pytest.raises(ValueError, match="not seekable.*n_features"):
+            list(iter_svmlight(f))
+
+
 def test_iter_corner_cases():
     assert list(iter_svmlight(b"# only a comment\n\n")) == []
     (X, y), = iter_svmlight(b"1 1:2\n", dtype=np.float32)

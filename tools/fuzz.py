@@ -78,6 +78,10 @@ Targets
     replaced, the kind swapped. Rule: ``load`` raises ``ValueError("malformed
     model file: ...")`` or the model's generator holds exactly the stored state,
     draws, and the model trains and round-trips.
+``readonce``, ``chunks``
+    Read-once inputs (pipes, FIFOs, compressed and truncated streams) and
+    one-class or empty ``partial_fit`` chunks of every online learner: see
+    ``tools/fuzz_streams.py``.
 """
 import os
 
@@ -723,6 +727,9 @@ TARGETS = {
     "merge_weights": Target(_merge_generate, _merge_check, _merge_setup),
     "generator": Target(_generator_generate, _generator_check, _generator_setup),
 }
+from fuzz_streams import stream_targets  # noqa: E402 (tools/fuzz_streams.py)
+
+TARGETS.update(stream_targets(Target))
 
 
 # ---------------------------------------------------------------- running

@@ -136,7 +136,10 @@ class _Source:
         """
         block_size = _BLOCK_SIZE
         if self._passes and self._file is not None:
-            self._file.seek(self._start)
+            try:
+                self._file.seek(self._start)
+            except OSError:  # seekable() said yes: a decompressing object over a pipe
+                raise self.read_once_error() from None
         self._passes += 1
         if self._data is not None:
             yield from _memory_blocks(self._data, block_size)

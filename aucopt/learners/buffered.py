@@ -398,7 +398,8 @@ class _Buffered(WeightsModel, OnlineMixin, BaseLearner):
         if (first + size > top).any():
             raise ValueError(f"a buffer slot points beyond the pool's {top} stored values")
         order = np.argsort(first, kind="stable")
-        if (first[order][1:] < (first + size)[order][:-1]).any():
+        held = size[order] > 0  # an empty row's slot holds nothing, wherever it starts
+        if (first[order][held][1:] < (first + size)[order][held][:-1]).any():
             raise ValueError("buffer slots overlap in the pool")
         if (values[top:] != 0).any() or (indices[top:] != 0).any():
             raise ValueError("the pool beyond buffer_top_ must be zero")

@@ -785,7 +785,11 @@ class UniExp(_OnePass):
         0.877) and on sector as binary rows (0.779 against 0.904), 0.06-0.07 on
         news20 max-abs scaled and binary. A distributed fit (:func:`aucopt.dask.fit`), which resolves
         its parameters from statistics before any pass, uses ``2^-4 / max
-        ||x||^2``.{SHUFFLE_PARAMS.format(extra="")}{tail_doc(
+        ||x||^2``. On a ``partial_fit`` stream sorted by label the step is found
+        on rows of one class, and the first row of the other class then steps
+        ``t / T_y`` (the rows so far) times further: such a stream may diverge
+        (``FloatingPointError``) and needs a smaller ``eta`` (0.01 on the
+        contract data, where "auto" diverged).{SHUFFLE_PARAMS.format(extra="")}{tail_doc(
         verbose="Print one progress line per ``fit`` / ``partial_fit`` call.")}
     eta_, row_scale_ : float
         The step and the mean squared row norm in use.
