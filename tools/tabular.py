@@ -167,6 +167,11 @@ def _job(args):
 
 # --------------------------------------------------------------------------- report
 
+def _mean(values):
+    values = list(values)
+    return float(np.mean(values)) if values else None
+
+
 def summary(records):
     """Per learner: the table's row (against each baseline)."""
     by = {}
@@ -185,6 +190,8 @@ def summary(records):
             "mean_auc": float(np.mean([recs[t]["auc"] for t in tasks])) if tasks else None,
             "gap": float(gaps.mean()) if tasks else None,
             "gap_balanced": float(gaps_bal.mean()) if gaps_bal.size else None,
+            "gap_plain": _mean(g for g, t in zip(gaps, tasks) if not t.endswith("+ht")),
+            "gap_heavy": _mean(g for g, t in zip(gaps, tasks) if t.endswith("+ht")),
             "below_002": int(np.sum(gaps < -GAPS[0])), "below_005": int(np.sum(gaps < -GAPS[1])),
             "fpe": sum(e.startswith("FloatingPointError") for e in errors),
             "other_errors": sum(not e.startswith("FloatingPointError") for e in errors),
@@ -200,14 +207,17 @@ def markdown(records, env, folds):
     lines = ["# Defaults on small imbalanced tabular tasks (tools/tabular.py)", "",
              f"{n_tasks} tasks, stratified {folds}-fold CV, each training fold standardised; "
              "AUC gap = learner's mean test AUC - LogisticRegression()'s (0.5 for a fold "
-             "whose fit raised).", "",
+             "whose fit raised); plain / +ht: over the tasks without / with heavy tails.", "",
              "Environment: " + ", ".join(f"{k} {v}" for k, v in env.items()), "",
-             "| learner | tasks | mean AUC | - LR | - LR(balanced) | > 0.02 below LR "
-             "| > 0.05 below LR | FloatingPointError | other errors | CPU s | worst gaps |",
-             "|" + "---|" * 11]
+             "| learner | tasks | mean AUC | - LR | - LR(balanced) | - LR plain | - LR +ht "
+             "| > 0.02 below LR | > 0.05 below LR | FloatingPointError | other errors | CPU s "
+             "| worst gaps |",
+             "|" + "---|" * 13]
     for r in summary(records):
-        cells = [r["learner"], r["tasks"], f"{r['mean_auc']:.4f}", f"{r['gap']:+.4f}",
-                 "" if r["gap_balanced"] is None else f"{r['gap_balanced']:+.4f}",
+        cells = [r["learner"], r["tasks"],
+                 "" if r["mean_auc"] is None else f"{r['mean_auc']:.4f}",
+                 *("" if r[k] is None else f"{r[k]:+.4f}"
+                   for k in ("gap", "gap_balanced", "gap_plain", "gap_heavy")),
                  r["below_002"], r["below_005"], r["fpe"], r["other_errors"],
                  f"{r['cpu']:.1f}", ", ".join(f"{t} {g:+.3f}" for g, t in r["worst"])]
         lines.append("| " + " | ".join(str(c) for c in cells) + " |")
