@@ -28,6 +28,7 @@ merge by (learner, task) with ``--report`` (later files win), so a learner can
 be rerun alone after a change.
 """
 import argparse
+import ast
 import json
 import os
 import signal
@@ -117,7 +118,15 @@ def make(learner):
         from sklearn.linear_model import LogisticRegression
         return LogisticRegression(class_weight="balanced" if learner.endswith("balanced")
                                   else None)
-    return seeded(learner)
+    name, *settings = learner.split(":")
+    params = {}
+    for setting in settings:  # "name:k=v:k=v" sets parameters (values as Python literals)
+        key, value = setting.split("=", 1)
+        try:
+            params[key] = ast.literal_eval(value)
+        except ValueError:
+            params[key] = value
+    return seeded(name, **params)
 
 
 def run(learner, task, X, y, folds, timeout):
@@ -253,7 +262,8 @@ def learner_names(spec):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--learners", help="linear (default), kernel, all, or a,b,...")
+    ap.add_argument("--learners", help="linear (default), kernel, all, or a,b,... where a "
+                    "learner may carry parameters: fsauc:n_passes=4:steps='lemma'")
     ap.add_argument("--tasks", help="comma-separated task names or prefixes (default: all)")
     ap.add_argument("--folds", type=int, default=5)
     ap.add_argument("--jobs", type=int, default=1)
