@@ -632,6 +632,10 @@ class SPDAM(BaseLearner):
 # --------------------------------------------------------------------------- FSAUC
 
 
+# FSAUC's n_passes="auto": min(AUTO_PASSES, ceil(AUTO_SAMPLES / n)) (see its docstring)
+AUTO_SAMPLES, AUTO_PASSES = 2 ** 18, 64
+
+
 class FSAUC(WeightsModel, BaseLearner):
     """FSAUC: fast stochastic AUC maximization with O(1/n) convergence.
 
@@ -666,8 +670,21 @@ class FSAUC(WeightsModel, BaseLearner):
     G : float or None, default=None
         Gradient-bound constant of the stage step ``eta_k``; None is the bound of
         the analysis (data-derived through ``kappa = max ||x||``).
-    n_passes : int, default=1
-        Passes over the rows, each in a fresh random order (the paper analyses one).
+    n_passes : int or "auto", default="auto"
+        Passes over the rows, each in a fresh random order; the stage schedule is
+        that of the paper for ``n_passes`` times the rows as samples. Liu et al.
+        analyse one pass (``n_passes=1``). "auto" is ``min(64, ceil(2^18 / n))``
+        for ``n`` rows (the number used is ``data_passes_``): one pass over a few
+        hundred or thousand rows is a handful of short stages, and the model
+        stays far from the objective's minimum. On a spambase subsample of 1,000
+        rows with 6% positives, standardised, the mean pairwise square loss of
+        the training scores (3 seeds) falls from 0.54-0.57 after one pass to
+        0.25 after 16 and 0.237 after 64 (training AUC 0.85-0.87 -> 0.961); on
+        the 56 tasks of ``tools/tabular.py`` the mean test AUC against
+        LogisticRegression() is -0.087 with one pass, -0.023 with 16, -0.016
+        with 64. On 20 Newsgroups (11,314 rows, 23 passes) it moves from 0.889 to
+        0.897 only: there the square loss's iterate stays near the class-mean
+        direction (see the README's advice).
     delta : float in (0, 1), default=0.1
         Confidence level of the class-mean bound in the Lemma 1 constants.
     steps : {"halving", "lemma"}, default="halving"
@@ -692,6 +709,8 @@ class FSAUC(WeightsModel, BaseLearner):
     R_ : float
         The radius used.
     n_stages_ : int
+    data_passes_ : int
+        Passes over the rows run (``n_passes`` or its "auto" value).
     """
 
     _aucopt_name = "fsauc"
@@ -699,10 +718,11 @@ class FSAUC(WeightsModel, BaseLearner):
     _family = "saddle-point SGD (staged)"
     _limits = "dense or sparse, any d"
     _divergence_hint = "lower R"
-    _state = {**weights_state(1), "n_stages_": Scalar(int, low=1)}
+    _state = {**weights_state(1), "n_stages_": Scalar(int, low=1),
+              "data_passes_": Scalar(int, low=1, optional=True)}
     _auto_params = {"R": lambda self, s, rows: rows.n_features ** 0.25 / math.sqrt(s)}
 
-    def __init__(self, R="auto", G=None, n_passes=1, delta=0.1, steps="halving",
+    def __init__(self, R="auto", G=None, n_passes="auto", delta=0.1, steps="halving",
                  random_state=None, verbose=0, pos_label=None):
         self.R = R
         self.G = G
@@ -725,7 +745,8 @@ class FSAUC(WeightsModel, BaseLearner):
             check_positive("R", self.R)
         if self.G is not None:
             check_positive("G", self.G)
-        check_count("n_passes", self.n_passes)
+        if not (isinstance(self.n_passes, str) and self.n_passes == "auto"):
+            check_count("n_passes", self.n_passes)
         check_fraction("delta", self.delta)
         if self.delta >= 1.0:
             raise ValueError(f"delta must lie in (0, 1), got {self.delta!r}")
@@ -738,12 +759,15 @@ class FSAUC(WeightsModel, BaseLearner):
         self.intercept_ = 0.0
 
     def _pass(self, rows, y, index):
-        w, info = fsauc_fit(rows, y, R=self.R_, G=self.G, n_passes=int(self.n_passes),
+        passes = (min(AUTO_PASSES, -(-AUTO_SAMPLES // rows.n_rows)) if self.n_passes == "auto"
+                  else int(self.n_passes))
+        w, info = fsauc_fit(rows, y, R=self.R_, G=self.G, n_passes=passes,
                             delta=float(self.delta), random_state=self.random_state,
                             steps=self.steps)
         self.weights_[:, 0] = w
         self.weights_vsq_ = float(w @ w)
         self.n_stages_ = int(info["n_stages"])
+        self.data_passes_ = passes
 
     def _progress(self):
         return f"{self.n_stages_} stages, "
