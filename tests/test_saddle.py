@@ -218,3 +218,17 @@ def test_solam_default_step_holds_on_heavy_tailed_rows():
     largest = float(np.max(np.sum(X * X, axis=1)))
     assert model.eta_ == pytest.approx(3.0 / max(model.row_scale_, largest / 8), rel=1e-12)
     assert model.score(X, y) > 0.8
+
+
+@pytest.mark.parametrize("seed", [3, 5, 6])
+def test_spdam_defaults_get_near_the_minimum_on_heavy_tailed_rows(seed):
+    """With the theorem's kappa = max ||xt_i||, a few heavy rows shrink the steps,
+    the iterate oscillates and the stall rule stopped it 25-85% above the optimum
+    on these samples; kappa from the mean norm gets within 10%."""
+    X, y = _heavy_tailed_spambase(seed, n_pos=15)
+    model = aucopt.get("spdam", random_state=0).fit(X, y)
+    H, b = model.problem(X, y)
+    w = np.linalg.solve(H, -b)
+    optimum = 0.5 * w @ H @ w + b @ w
+    value = 0.5 * model.coef_ @ H @ model.coef_ + b @ model.coef_
+    assert (value - optimum) / -optimum < 0.1

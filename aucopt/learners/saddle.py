@@ -26,7 +26,7 @@ import math
 
 import numpy as np
 
-from aucopt._kernels._saddle import (DualStep, SolamState, SpamSchedule, max_centred_norm,
+from aucopt._kernels._saddle import (DualStep, SolamState, SpamSchedule, mean_centred_sqnorm,
                                      solam_steps, spam_l2_steps, spam_net_steps,
                                      spdam_dual)
 from aucopt._kernels._square import ClassSums
@@ -448,8 +448,16 @@ class SPDAM(BaseLearner):
     ``beta_i <- (sigma wbar.xt_i + beta_i)/(sigma + 1)``, the primal step
     ``w = argmin <ubar, w> + g(w) + ||w - w_old||^2/(2 tau)`` (Sherman-Morrison,
     O(d)) and the extrapolation ``wbar = w + theta (w - w_old)``, with the paper's
-    ``sigma``, ``tau``, ``theta`` and ``kappa = max ||xt_i||`` of its linear
-    convergence theorem. The printed ``g`` appears once with and once without
+    ``sigma``, ``tau``, ``theta`` of its linear convergence theorem. The theorem
+    takes ``kappa = max ||xt_i||``; here ``kappa`` is the root mean square of
+    ``||xt_i||``, a departure: a few rows of large norm (heavy tails) shrink the
+    theorem's steps so far that the extrapolated iterate oscillates for tens of
+    passes and the stall rule stops it at a poor model (a heavy-tailed
+    vehicle subsample: test AUC 0.04 after the 4 passes "auto" ran, against 0.99
+    at the minimiser). On the 56 tasks of ``tools/tabular.py`` the mean test AUC
+    against LogisticRegression() went from -0.033 to -0.018 (-0.003 -> -0.005
+    on the tasks without heavy tails, -0.063 -> -0.031 with them), without a
+    divergence; the 99th percentile of the norms gave -0.019 and one divergence. The printed ``g`` appears once with and once without
     ``lam``, and with the printed ``sqrt(2 p_y)`` it is not proportional to the
     batch objective: ``scaling="consistent"`` uses ``sqrt(p_y)`` (``P`` is then
     half the batch objective), ``scaling="printed"`` keeps ``sqrt(2 p_y)`` for
@@ -476,7 +484,8 @@ class SPDAM(BaseLearner):
     n_iter_ : int
         Iterations run.
     sigma_, tau_, theta_, kappa_ : float
-        The parameters of the linear-convergence theorem as used.
+        The parameters of the linear-convergence theorem as used (``kappa_``: the
+        root mean square of the transformed rows' norms).
     """
 
     _aucopt_name = "spdam"
@@ -573,8 +582,8 @@ class SPDAM(BaseLearner):
         it.bvec = it.m[0] - it.m[1]
         lam = self.lam_
         it.mb = mb = self._batch(n)
-        kappa = max_centred_norm(rows, y, it.m[1], it.m[0], inv[1], inv[0])
-        kappa2 = max(kappa * kappa, 1e-300)
+        kappa2 = max(mean_centred_sqnorm(rows, y, it.m[1], it.m[0], inv[1], inv[0]), 1e-300)
+        kappa = math.sqrt(kappa2)
         sigma = ((n - mb) + math.sqrt((n - mb) ** 2 + 4.0 * n * kappa2 * mb / lam)) / (
             8.0 * mb * kappa2)
         tau = 1.0 / (4.0 * sigma * kappa2)
