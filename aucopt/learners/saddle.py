@@ -702,7 +702,7 @@ class FSAUC(WeightsModel, BaseLearner):
         the 56 tasks of ``tools/tabular.py`` the mean test AUC against
         LogisticRegression() is -0.087 with one pass, -0.023 with 16, -0.016
         with 64. On 20 Newsgroups (11,314 rows, 23 passes) it moves from 0.889 to
-        0.897 only: there the square loss's iterate stays near the class-mean
+        0.894 only: there the square loss's iterate stays near the class-mean
         direction (see the README's advice).
     delta : float in (0, 1), default=0.1
         Confidence level of the class-mean bound in the Lemma 1 constants.
