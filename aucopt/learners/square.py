@@ -346,8 +346,10 @@ class OPAUC(_CovarianceLearner):
         paper-range value 2^-4 diverged on 4 of 10 standardised sets, ``2^-3 / s``
         on none. A few rows of much larger norm than the mean (heavy tails:
         outliers standardised with the rest) make even that diverge, so "auto" is
-        ``2^-3 / max(s, m / 8)`` with ``m`` the largest squared row norm: the same
-        where no row exceeds 8 times the mean. On the 56 tasks of
+        ``2^-3 / max(s, m / 8)`` with ``m`` the largest squared row norm on dense
+        input: the same where no row exceeds 8 times the mean. (Sparse rows keep
+        ``2^-3 / s``: long documents are no outliers, and on news20 max-abs scaled
+        ``max(s, m / 8)`` lost 0.10 AUC for OPAUCr.) On the 56 tasks of
         ``tools/tabular.py`` (1-10% positives, half with 1% of the rows scaled
         10-100x) ``2^-3 / s`` raised FloatingPointError in 59 of 280 fits and came
         0.117 AUC below LogisticRegression() on average; ``max(s, m / 8)``: no
@@ -375,8 +377,9 @@ class OPAUC(_CovarianceLearner):
     _family = "square loss, one pass (covariances)"
     _limits = "dense or sparse, d up to ~11k (two d x d sums)"
     _state = weights_state(1)
-    # the step stays below 1 / max ||x||^2 (heavy-tailed rows; see the docstring)
-    _auto_params = {"eta": lambda self, s, rows: 2.0 ** -3 / max(s, rows.max_sqnorm() / 8.0),
+    # dense rows: the step stays below 1 / max ||x||^2 (heavy tails; see the docstring)
+    _auto_params = {"eta": lambda self, s, rows: 2.0 ** -3 / (
+                        max(s, rows.max_sqnorm() / 8.0) if rows.dense else s),
                     "lam": lambda self, s, rows: 1e-4 * s}
 
     def __init__(self, eta="auto", lam="auto", shuffle=True, random_state=None,
@@ -513,8 +516,8 @@ class OPAUCr(_Solvable, _OnePass):
     tau : int, default=50
         Sketch rank, at most {MAX_TAU} (Gao et al., Sec. 5.2; Khalid 2019, Sec. 4.5.2).
     eta : float or "auto", default="auto"
-        Constant step size; as OPAUC ("auto": ``2^-3 / max(s, m / 8)``, ``m`` the
-        largest squared row norm; on the 56 tasks of ``tools/tabular.py``: no
+        Constant step size; as OPAUC ("auto": ``2^-3 / max(s, m / 8)`` on dense
+        rows, ``m`` the largest squared row norm, ``2^-3 / s`` on sparse rows; on the 56 tasks of ``tools/tabular.py``: no
         FloatingPointError where ``2^-3 / s`` raised it in 57 of 280 fits, mean AUC
         0.030 below LogisticRegression() against 0.117).{_REFUSED_DOC}
     lam : float or "auto", default="auto"
