@@ -60,6 +60,11 @@ for _name, _d in [("spambase", 57), ("sonar", 60), ("ionosphere", 34), ("pima_di
 TASKS["letter_z"] = ("uci/letter_z.svm.bz2", None, 16, None, False)
 TASKS["satimage"] = ("uci/satimage_dampgrey.svm.bz2", None, 36, None, False)
 TASKS["shuttle"] = ("uci/shuttle_notradflow.svm.bz2", None, 9, None, False)
+# Multi-class LIBSVM sets (tools/tabular.py makes one-vs-rest tasks from load_raw)
+TASKS["letter"] = ("libsvm/letter.scale.bz2", "libsvm/letter.scale.t.bz2", 16, _labels_in([1]),
+                   False)
+TASKS["pendigits"] = ("libsvm/pendigits.bz2", "libsvm/pendigits.t.bz2", 16, _labels_in([0]),
+                      False)
 
 TEXT_TASKS = [name for name, spec in TASKS.items() if spec[4]]
 
