@@ -14,7 +14,7 @@ shared :class:`RowSource` and keeps ``w`` in the weight primitive
   closed-form ``a = w.m+``, ``b = w.m-`` of a :class:`SpamSchedule` kept up to date
   from the class sums) and SPAM-NET (the soft-threshold pass is O(d) per step, on
   the dense view of the weights);
-* :func:`mean_centred_sqnorm`, :func:`spdam_dual` -- SPDAM's ``kappa^2`` and mini-batch
+* :func:`centred_sqnorms`, :func:`spdam_dual` -- SPDAM's ``kappa^2`` and mini-batch
   dual step on the transformed rows, centred implicitly so CSR rows stay sparse
   (:class:`DualStep`).
 """
@@ -291,19 +291,20 @@ def spam_net_steps(RowSource X, const double[::1] y, const int64_t[::1] order, W
 # ----------------------------------------------------------------------------- SPDAM
 
 
-def mean_centred_sqnorm(RowSource X, const double[::1] y, const double[::1] m_pos,
-                        const double[::1] m_neg, double inv_pos, double inv_neg):
-    """Mean of ``||(x_i - m_y) inv_y||^2`` without forming the centred rows: SPDAM's
-    ``kappa^2`` for the transformed rows."""
+def centred_sqnorms(RowSource X, const double[::1] y, const double[::1] m_pos,
+                    const double[::1] m_neg, double inv_pos, double inv_neg):
+    """``(mean, max)`` of ``||(x_i - m_y) inv_y||^2`` without forming the centred
+    rows: SPDAM's ``kappa^2`` for the transformed rows (the mean by default, the
+    maximum as in the paper's theorem)."""
     cdef Py_ssize_t i, j, nnz, work = 0
     cdef const double* vals
     cdef const int32_t* ind
-    cdef double mp2 = 0.0, mn2 = 0.0, total = 0.0, val, inv
+    cdef double mp2 = 0.0, mn2 = 0.0, total = 0.0, best = 0.0, val, inv
     check_rows(X, y, m_pos.shape[0])
     if m_neg.shape[0] != m_pos.shape[0]:
         raise ValueError("the class means differ in length")
     if not X.has_norms:
-        raise ValueError("mean_centred_sqnorm needs a RowSource with row norms")
+        raise ValueError("centred_sqnorms needs a RowSource with row norms")
     for j in range(m_pos.shape[0]):
         mp2 += m_pos[j] * m_pos[j]
         mn2 += m_neg[j] * m_neg[j]
@@ -316,9 +317,12 @@ def mean_centred_sqnorm(RowSource X, const double[::1] y, const double[::1] m_po
             else:
                 val = X.sqnorm(i) - 2.0 * gather(&m_neg[0], 1, vals, ind, nnz) + mn2
                 inv = inv_neg
-            total += val * inv * inv
+            val = val * inv * inv
+            total += val
+            if val > best:
+                best = val
             poll(&work, nnz + 1)
-    return total / X.n_rows if X.n_rows else 0.0
+    return (total / X.n_rows if X.n_rows else 0.0), best
 
 
 cdef class DualStep:

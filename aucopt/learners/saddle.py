@@ -25,7 +25,7 @@ import math
 
 import numpy as np
 
-from aucopt._kernels._saddle import (DualStep, SolamState, SpamSchedule, mean_centred_sqnorm,
+from aucopt._kernels._saddle import (DualStep, SolamState, SpamSchedule, centred_sqnorms,
                                      solam_steps, spam_l2_steps, spam_net_steps,
                                      spdam_dual)
 from aucopt._kernels._square import ClassSums
@@ -478,6 +478,10 @@ class SPDAM(BaseLearner):
         Mini-batch size ``m_b``: a fraction of n (float in (0, 1]) or a count (the
         paper: 10%; ``m_b = 1`` fails there).
     scaling : {{"consistent", "printed"}}, default="consistent"
+    kappa : {{"rms", "max"}}, default="rms"
+        The row-norm bound in the theorem's ``sigma`` and ``tau``: "max" is the
+        theorem's ``max ||xt_i||``, "rms" (the default, a departure explained
+        above) the root mean square of ``||xt_i||``.
     random_state : int, numpy Generator or None, default=None
         Seed of the mini-batch draws.""" + EPOCH_PARAMS.format(tol="1e-3") + """
         A pass is ``ceil(n / m_b)`` iterations; the paper does not state how many
@@ -510,8 +514,8 @@ class SPDAM(BaseLearner):
     _auto_params = {"lam": lambda self, s, rows: 1e-3 * s}
 
     def __init__(self, lam="auto", batch_size=0.1, n_epochs="auto", tol=1e-3,
-                 n_iter_no_change=2, max_epochs=50, scaling="consistent", random_state=None,
-                 verbose=0, pos_label=None):
+                 n_iter_no_change=2, max_epochs=50, scaling="consistent", kappa="rms",
+                 random_state=None, verbose=0, pos_label=None):
         self.lam = lam
         self.batch_size = batch_size
         self.n_epochs = n_epochs
@@ -519,6 +523,7 @@ class SPDAM(BaseLearner):
         self.n_iter_no_change = n_iter_no_change
         self.max_epochs = max_epochs
         self.scaling = scaling
+        self.kappa = kappa
         self.random_state = random_state
         self.verbose = verbose
         self.pos_label = pos_label
@@ -538,6 +543,7 @@ class SPDAM(BaseLearner):
             check_count("batch_size", self.batch_size)
         check_epochs(self)
         check_choice("scaling", self.scaling, ("consistent", "printed"))
+        check_choice("kappa", self.kappa, ("rms", "max"))
         check_seed(self.random_state)
         check_count("verbose", self.verbose, minimum=0)
 
@@ -586,8 +592,13 @@ class SPDAM(BaseLearner):
         it.bvec = it.m[0] - it.m[1]
         lam = self.lam_
         it.mb = mb = self._batch(n)
-        kappa2 = max(mean_centred_sqnorm(rows, y, it.m[1], it.m[0], inv[1], inv[0]), 1e-300)
-        kappa = math.sqrt(kappa2)
+        mean_sq, max_sq = centred_sqnorms(rows, y, it.m[1], it.m[0], inv[1], inv[0])
+        if self.kappa == "max":  # the theorem's
+            kappa = math.sqrt(max_sq)
+            kappa2 = max(kappa * kappa, 1e-300)
+        else:
+            kappa2 = max(mean_sq, 1e-300)
+            kappa = math.sqrt(kappa2)
         sigma = ((n - mb) + math.sqrt((n - mb) ** 2 + 4.0 * n * kappa2 * mb / lam)) / (
             8.0 * mb * kappa2)
         tau = 1.0 / (4.0 * sigma * kappa2)
