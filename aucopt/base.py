@@ -38,6 +38,7 @@ import contextlib
 import copy
 import math
 import numbers
+import signal
 import threading
 import time
 import warnings
@@ -162,6 +163,24 @@ def _monitor_rows(rows, y):
         return rows, y
     pick = np.sort(np.random.default_rng(0).choice(n, MONITOR_ROWS, replace=False))
     return rows.take(pick), y[pick]
+
+
+def _holding_sigint(fn):
+    """Run ``fn`` (a transaction's rollback or commit) with Ctrl-C held until it
+    returns, then delivered: a restore or commit cut short by a second Ctrl-C would
+    leave the model half one, half the other. Only the main thread receives signals
+    (elsewhere, and under a handler not installed from Python, ``fn`` just runs)."""
+    previous = signal.getsignal(signal.SIGINT)
+    if threading.current_thread() is not threading.main_thread() or previous is None:
+        return fn()
+    held = []
+    signal.signal(signal.SIGINT, lambda *args: held.append(args))
+    try:
+        return fn()
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        if held:
+            signal.raise_signal(signal.SIGINT)
 
 
 class _Copy:
@@ -573,10 +592,10 @@ class BaseLearner(Estimator):
         try:
             yield tx
         except BaseException:
-            tx.rollback()
+            _holding_sigint(tx.rollback)
             raise
         else:
-            tx.commit()
+            _holding_sigint(tx.commit)
             del self._tx
 
     # ---- merging

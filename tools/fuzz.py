@@ -57,9 +57,9 @@ Targets
     A random learner, data (rows, width, dense / CSR, scale) and call (``fit``
     of a fitted model, ``partial_fit`` after a stream of chunks, ``merge``), with
     a failure injected either at a seam of :data:`aucopt.testing.FAILURE_SEAMS`
-    (a random one, at its 1st-4th reach) or by a SIGALRM timer at a random point
-    of the call's duration (anywhere in the driver's Python code: the kind of
-    point a Ctrl-C hits). Rule: after the failure the model is bit for bit as
+    (a random one, at its 1st-4th reach) or by a SIGINT sent from a timer at a
+    random point of the call's duration (a Ctrl-C anywhere in the driver's Python
+    code, or in a kernel's poll). Rule: after the failure the model is bit for bit as
     before -- or, for a timer that fired after the call committed, bit for bit the
     call's result -- and the call then repeated gives the model of a copy that
     never failed.
@@ -399,8 +399,10 @@ def _transactions_generate(rnd):
     }
 
 
-class _Injected(Exception):
-    pass
+class _Injected(BaseException):
+    """The injected failure: a BaseException, as KeyboardInterrupt is (code that
+    catches Exception, e.g. numpy's array_equal, swallows an Exception raised
+    asynchronously inside it and returns a wrong answer instead)."""
 
 
 def _transactions_check(data, options):
@@ -488,15 +490,16 @@ def _transactions_check(data, options):
                 raise _Injected
         return out
 
-    def fire(signum, frame):
+    def fire(signum, frame):  # Ctrl-C: held by the library while it must not be cut
         if frame.f_code is not _transactions_check.__code__:  # not in this harness
             raise _Injected(traceback.format_stack(frame))
 
     failed = False
     if options["mode"] == "seam":
         setattr(cls, method, wrapped)
-    else:
-        signal.signal(signal.SIGALRM, fire)
+    else:  # the timer sends SIGINT, as a Ctrl-C at a random point of the call
+        signal.signal(signal.SIGINT, fire)
+        signal.signal(signal.SIGALRM, lambda *args: signal.raise_signal(signal.SIGINT))
     try:
         if options["mode"] != "seam":
             signal.setitimer(signal.ITIMER_REAL, max(1e-6, options["at"] * duration * 1.2))
@@ -510,6 +513,7 @@ def _transactions_check(data, options):
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, signal.SIG_DFL)
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
         if saved is None:
             if method in cls.__dict__:
                 delattr(cls, method)
