@@ -622,6 +622,11 @@ _GEN_ODD = [0, 1, -1, 4, 5, 623, 624, 625, 2 ** 32 - 1, 2 ** 32, 2 ** 63, 2 ** 6
             float("nan"), "1", "", None, [], {}, [1, 2], {"__array__": [1], "dtype": "uint64"}]
 
 
+def _odd(rnd, first=None):
+    """A fresh copy of an odd value (a shared list or dict could become circular)."""
+    return json.loads(json.dumps(rnd.choice(_GEN_ODD[:first])))
+
+
 def _mutate_state(rnd, obj, ops):
     """One random edit somewhere inside a JSON bit-generator state."""
     if isinstance(obj, dict) and "__array__" in obj and rnd.random() < 0.7:
@@ -630,16 +635,16 @@ def _mutate_state(rnd, obj, ops):
         if op == 0:
             obj["__array__"] = values[:rnd.randrange(len(values) + 1)]
         elif op == 1:
-            obj["__array__"] = values + [rnd.choice(_GEN_ODD[:16])] * rnd.randint(1, 3)
+            obj["__array__"] = values + [_odd(rnd, 16)] * rnd.randint(1, 3)
         elif op == 2 and values:
-            values[rnd.randrange(len(values))] = rnd.choice(_GEN_ODD)
+            values[rnd.randrange(len(values))] = _odd(rnd)
         elif op == 3:
             obj["dtype"] = rnd.choice(["uint8", "uint32", "uint64", "int64", "float64",
                                        "object", "<U3", "bogus", 7])
         elif op == 4:
             obj["__array__"] = [0] * len(values)
         else:
-            obj["__array__"] = rnd.choice(_GEN_ODD)
+            obj["__array__"] = _odd(rnd)
         ops.append(f"array op {op}")
         return
     if isinstance(obj, dict) and obj:
@@ -649,7 +654,7 @@ def _mutate_state(rnd, obj, ops):
             del obj[key]
             ops.append(f"drop {key}")
         elif op == 1:
-            obj[key + "x" if rnd.random() < 0.5 else "extra"] = rnd.choice(_GEN_ODD)
+            obj[key + "x" if rnd.random() < 0.5 else "extra"] = _odd(rnd)
             ops.append(f"add beside {key}")
         elif op == 2 and isinstance(obj[key], (dict, list)):
             ops.append(f"into {key}")
@@ -659,10 +664,10 @@ def _mutate_state(rnd, obj, ops):
                                    "pcg64", "Generator", "", None])
             ops.append(f"bit_generator {obj[key]}")
         else:
-            obj[key] = rnd.choice(_GEN_ODD)
+            obj[key] = _odd(rnd)
             ops.append(f"set {key}")
     elif isinstance(obj, list) and obj:
-        obj[rnd.randrange(len(obj))] = rnd.choice(_GEN_ODD)
+        obj[rnd.randrange(len(obj))] = _odd(rnd)
         ops.append("list item")
 
 
