@@ -111,6 +111,7 @@ class _Transaction:
                         if isinstance(g, np.random.Generator)]
         self.undo = []
         self.deferred = []
+        self.settled = False  # rolled back or committed
 
     def track(self, obj):
         """Journal ``obj`` (a Weights / Journal-like object with begin, rollback and
@@ -148,12 +149,14 @@ class _Transaction:
             gen.bit_generator.state = state
         self.learner.__dict__.clear()
         self.learner.__dict__.update(self.saved)
+        self.settled = True
 
     def commit(self):
         for obj in self.undo:
             obj.commit()
         for fn in self.deferred:
             fn()
+        self.settled = True
 
 
 def _monitor_rows(rows, y):
@@ -165,20 +168,35 @@ def _monitor_rows(rows, y):
     return rows.take(pick), y[pick]
 
 
+def _settle(tx, step):
+    """Run ``step`` (``tx.rollback`` or ``tx.commit``) to its end, with Ctrl-C held
+    while it runs and delivered after: a restore or commit cut short would leave
+    the model half one, half the other. A Ctrl-C arriving just before the hold
+    (the step has not started) is raised once the step has run."""
+    interrupt = None
+    while not tx.settled:
+        try:
+            _holding_sigint(step)
+        except KeyboardInterrupt as exc:
+            interrupt = exc
+    if interrupt is not None:
+        raise interrupt
+
+
 def _holding_sigint(fn):
-    """Run ``fn`` (a transaction's rollback or commit) with Ctrl-C held until it
-    returns, then delivered: a restore or commit cut short by a second Ctrl-C would
-    leave the model half one, half the other. Only the main thread receives signals
-    (elsewhere, and under a handler not installed from Python, ``fn`` just runs)."""
-    previous = signal.getsignal(signal.SIGINT)
-    if threading.current_thread() is not threading.main_thread() or previous is None:
-        return fn()
+    """Run ``fn`` with SIGINT held until it returns, then delivered. Only the main
+    thread receives signals (elsewhere ``fn`` just runs); a handler not installed
+    from Python is replaced by Python's own afterwards."""
     held = []
-    signal.signal(signal.SIGINT, lambda *args: held.append(args))
+    try:  # first thing: the fewer bytecodes before the hold, the smaller the window
+        previous = signal.signal(signal.SIGINT, lambda *args: held.append(args))
+    except ValueError:  # not the main thread
+        return fn()
     try:
         return fn()
     finally:
-        signal.signal(signal.SIGINT, previous)
+        signal.signal(signal.SIGINT, signal.default_int_handler if previous is None
+                      else previous)
         if held:
             signal.raise_signal(signal.SIGINT)
 
@@ -592,10 +610,10 @@ class BaseLearner(Estimator):
         try:
             yield tx
         except BaseException:
-            _holding_sigint(tx.rollback)
+            _settle(tx, tx.rollback)
             raise
         else:
-            _holding_sigint(tx.commit)
+            _settle(tx, tx.commit)
             del self._tx
 
     # ---- merging

@@ -399,8 +399,8 @@ def _transactions_generate(rnd):
     }
 
 
-class _Injected(BaseException):
-    """The injected failure: a BaseException, as KeyboardInterrupt is (code that
+class _Injected(KeyboardInterrupt):
+    """The injected failure: a KeyboardInterrupt, as a Ctrl-C raises (code that
     catches Exception, e.g. numpy's array_equal, swallows an Exception raised
     asynchronously inside it and returns a wrong answer instead)."""
 
@@ -490,7 +490,12 @@ def _transactions_check(data, options):
                 raise _Injected
         return out
 
+    def alarm(signum, frame):
+        signal.raise_signal(signal.SIGINT)
+
     def fire(signum, frame):  # Ctrl-C: held by the library while it must not be cut
+        while frame.f_code is alarm.__code__:
+            frame = frame.f_back
         if frame.f_code is not _transactions_check.__code__:  # not in this harness
             raise _Injected(traceback.format_stack(frame))
 
@@ -499,7 +504,7 @@ def _transactions_check(data, options):
         setattr(cls, method, wrapped)
     else:  # the timer sends SIGINT, as a Ctrl-C at a random point of the call
         signal.signal(signal.SIGINT, fire)
-        signal.signal(signal.SIGALRM, lambda *args: signal.raise_signal(signal.SIGINT))
+        signal.signal(signal.SIGALRM, alarm)
     try:
         if options["mode"] != "seam":
             signal.setitimer(signal.ITIMER_REAL, max(1e-6, options["at"] * duration * 1.2))
