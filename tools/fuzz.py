@@ -634,7 +634,8 @@ def _odd(rnd, first=None):
 
 def _mutate_state(rnd, obj, ops):
     """One random edit somewhere inside a JSON bit-generator state."""
-    if isinstance(obj, dict) and "__array__" in obj and rnd.random() < 0.7:
+    if isinstance(obj, dict) and isinstance(obj.get("__array__"), list) \
+            and rnd.random() < 0.7:
         values = obj["__array__"]
         op = rnd.randrange(6)
         if op == 0:
