@@ -41,6 +41,7 @@ import copy
 import inspect
 import math
 import numbers
+import signal
 import threading
 import time
 import warnings
@@ -119,6 +120,7 @@ class _Transaction:
                         if isinstance(g, np.random.Generator)]
         self.undo = []
         self.deferred = []
+        self.settled = False  # rolled back or committed
 
     def track(self, obj):
         """Journal ``obj`` (a Weights / Journal-like object with begin, rollback and
@@ -156,12 +158,14 @@ class _Transaction:
             gen.bit_generator.state = state
         self.learner.__dict__.clear()
         self.learner.__dict__.update(self.saved)
+        self.settled = True
 
     def commit(self):
         for obj in self.undo:
             obj.commit()
         for fn in self.deferred:
             fn()
+        self.settled = True
 
 
 def _monitor_rows(rows, y):
@@ -208,6 +212,39 @@ class _History:
         """Set ``history_`` (a fit that ran no pass of the driver has none)."""
         if self.records:
             self.learner.history_ = np.array(self.records, dtype=np.float64)
+
+
+def _settle(tx, step):
+    """Run ``step`` (``tx.rollback`` or ``tx.commit``) to its end, with Ctrl-C held
+    while it runs and delivered after: a restore or commit cut short would leave
+    the model half one, half the other. A Ctrl-C arriving just before the hold
+    (the step has not started) is raised once the step has run."""
+    interrupt = None
+    while not tx.settled:
+        try:
+            _holding_sigint(step)
+        except KeyboardInterrupt as exc:
+            interrupt = exc
+    if interrupt is not None:
+        raise interrupt
+
+
+def _holding_sigint(fn):
+    """Run ``fn`` with SIGINT held until it returns, then delivered. Only the main
+    thread receives signals (elsewhere ``fn`` just runs); a handler not installed
+    from Python is replaced by Python's own afterwards."""
+    held = []
+    try:  # first thing: the fewer bytecodes before the hold, the smaller the window
+        previous = signal.signal(signal.SIGINT, lambda *args: held.append(args))
+    except ValueError:  # not the main thread
+        return fn()
+    try:
+        return fn()
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler if previous is None
+                      else previous)
+        if held:
+            signal.raise_signal(signal.SIGINT)
 
 
 class _Copy:
@@ -748,10 +785,10 @@ class BaseLearner(Estimator):
         try:
             yield tx
         except BaseException:
-            tx.rollback()
+            _settle(tx, tx.rollback)
             raise
         else:
-            tx.commit()
+            _settle(tx, tx.commit)
             del self._tx
 
     # ---- merging

@@ -178,6 +178,80 @@ def test_interrupted_training_is_rolled_back(monkeypatch):
     assert clf.random_state_.bit_generator.state == rng_state
 
 
+@pytest.mark.parametrize("during", ["rollback", "commit"])
+def test_a_second_ctrl_c_during_rollback_or_commit_waits_for_it(monkeypatch, during):
+    """Ctrl-C arriving while a call restores (or commits) the model is delivered
+    once that is done: the model is whole, as before (rollback) or as after the
+    call (commit), never half of each."""
+    import os
+    import signal
+
+    from aucopt import base
+    from aucopt.testing import assert_same_state, fitted_state
+
+    X, y = _data(3)
+    oam = aucopt.get("oam_seq", random_state=0).fit(X, y)  # several undo records
+    done = aucopt.get("oam_seq", random_state=0).fit(X, y).partial_fit(X, y)
+    before = fitted_state(oam)
+    undo = base._Transaction.rollback if during == "rollback" else base._Transaction.commit
+    calls = []
+
+    def interrupted(tx):
+        os.kill(os.getpid(), signal.SIGINT)  # handled at the next bytecode, unless held
+        calls.append(1)
+        undo(tx)
+
+    monkeypatch.setattr(base._Transaction, during, interrupted)
+    work = type(oam)._pass
+
+    def failing(self, *args):
+        work(self, *args)
+        raise FloatingPointError("diverged")
+
+    if during == "rollback":
+        monkeypatch.setattr(type(oam), "_pass", failing)
+    with pytest.raises(KeyboardInterrupt):
+        oam.partial_fit(X, y)
+    assert calls == [1]
+    assert_same_state(before if during == "rollback" else fitted_state(done),
+                      fitted_state(oam), f"after Ctrl-C during {during}")
+
+
+@pytest.mark.parametrize("fails", [False, True])
+def test_a_ctrl_c_just_before_the_hold_still_settles_the_call(monkeypatch, fails):
+    """Ctrl-C arriving after the call's work but before its rollback / commit began
+    (before SIGINT is held): the step still runs, then the interrupt is raised."""
+    from aucopt import base
+    from aucopt.testing import assert_same_state, fitted_state
+
+    X, y = _data(3)
+    model = aucopt.get("oam_seq", random_state=0).fit(X, y)
+    done = aucopt.get("oam_seq", random_state=0).fit(X, y).partial_fit(X, y)
+    before = fitted_state(model)
+    hold, calls = base._holding_sigint, []
+
+    def late(fn):
+        calls.append(fn.__name__)
+        if len(calls) == 1:
+            raise KeyboardInterrupt  # arrived before the step started
+        return hold(fn)
+
+    monkeypatch.setattr(base, "_holding_sigint", late)
+    if fails:
+        work = type(model)._pass
+
+        def failing(self, *args):
+            work(self, *args)
+            raise FloatingPointError("diverged")
+
+        monkeypatch.setattr(type(model), "_pass", failing)
+    with pytest.raises(KeyboardInterrupt):
+        model.partial_fit(X, y)
+    step = "rollback" if fails else "commit"
+    assert calls == [step, step]
+    assert_same_state(before if fails else fitted_state(done), fitted_state(model), step)
+
+
 def test_pickle_and_clone_roundtrip():
     sklearn_base = pytest.importorskip("sklearn.base")
     X, y = _data(4)

@@ -57,9 +57,9 @@ Targets
     A random learner, data (rows, width, dense / CSR, scale) and call (``fit``
     of a fitted model, ``partial_fit`` after a stream of chunks, ``merge``), with
     a failure injected either at a seam of :data:`aucopt.testing.FAILURE_SEAMS`
-    (a random one, at its 1st-4th reach) or by a SIGALRM timer at a random point
-    of the call's duration (anywhere in the driver's Python code: the kind of
-    point a Ctrl-C hits). Rule: after the failure the model is bit for bit as
+    (a random one, at its 1st-4th reach) or by a SIGINT sent from a timer at a
+    random point of the call's duration (a Ctrl-C anywhere in the driver's Python
+    code, or in a kernel's poll). Rule: after the failure the model is bit for bit as
     before -- or, for a timer that fired after the call committed, bit for bit the
     call's result -- and the call then repeated gives the model of a copy that
     never failed.
@@ -403,8 +403,10 @@ def _transactions_generate(rnd):
     }
 
 
-class _Injected(Exception):
-    pass
+class _Injected(KeyboardInterrupt):
+    """The injected failure: a KeyboardInterrupt, as a Ctrl-C raises (code that
+    catches Exception, e.g. numpy's array_equal, swallows an Exception raised
+    asynchronously inside it and returns a wrong answer instead)."""
 
 
 def _transactions_check(data, options):
@@ -492,15 +494,21 @@ def _transactions_check(data, options):
                 raise _Injected
         return out
 
-    def fire(signum, frame):
+    def alarm(signum, frame):
+        signal.raise_signal(signal.SIGINT)
+
+    def fire(signum, frame):  # Ctrl-C: held by the library while it must not be cut
+        while frame.f_code is alarm.__code__:
+            frame = frame.f_back
         if frame.f_code is not _transactions_check.__code__:  # not in this harness
             raise _Injected(traceback.format_stack(frame))
 
     failed = False
     if options["mode"] == "seam":
         setattr(cls, method, wrapped)
-    else:
-        signal.signal(signal.SIGALRM, fire)
+    else:  # the timer sends SIGINT, as a Ctrl-C at a random point of the call
+        signal.signal(signal.SIGINT, fire)
+        signal.signal(signal.SIGALRM, alarm)
     try:
         if options["mode"] != "seam":
             signal.setitimer(signal.ITIMER_REAL, max(1e-6, options["at"] * duration * 1.2))
@@ -514,6 +522,7 @@ def _transactions_check(data, options):
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, signal.SIG_DFL)
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
         if saved is None:
             if method in cls.__dict__:
                 delattr(cls, method)
@@ -622,24 +631,30 @@ _GEN_ODD = [0, 1, -1, 4, 5, 623, 624, 625, 2 ** 32 - 1, 2 ** 32, 2 ** 63, 2 ** 6
             float("nan"), "1", "", None, [], {}, [1, 2], {"__array__": [1], "dtype": "uint64"}]
 
 
+def _odd(rnd, first=None):
+    """A fresh copy of an odd value (a shared list or dict could become circular)."""
+    return json.loads(json.dumps(rnd.choice(_GEN_ODD[:first])))
+
+
 def _mutate_state(rnd, obj, ops):
     """One random edit somewhere inside a JSON bit-generator state."""
-    if isinstance(obj, dict) and "__array__" in obj and rnd.random() < 0.7:
+    if isinstance(obj, dict) and isinstance(obj.get("__array__"), list) \
+            and rnd.random() < 0.7:
         values = obj["__array__"]
         op = rnd.randrange(6)
         if op == 0:
             obj["__array__"] = values[:rnd.randrange(len(values) + 1)]
         elif op == 1:
-            obj["__array__"] = values + [rnd.choice(_GEN_ODD[:16])] * rnd.randint(1, 3)
+            obj["__array__"] = values + [_odd(rnd, 16)] * rnd.randint(1, 3)
         elif op == 2 and values:
-            values[rnd.randrange(len(values))] = rnd.choice(_GEN_ODD)
+            values[rnd.randrange(len(values))] = _odd(rnd)
         elif op == 3:
             obj["dtype"] = rnd.choice(["uint8", "uint32", "uint64", "int64", "float64",
                                        "object", "<U3", "bogus", 7])
         elif op == 4:
             obj["__array__"] = [0] * len(values)
         else:
-            obj["__array__"] = rnd.choice(_GEN_ODD)
+            obj["__array__"] = _odd(rnd)
         ops.append(f"array op {op}")
         return
     if isinstance(obj, dict) and obj:
@@ -649,7 +664,7 @@ def _mutate_state(rnd, obj, ops):
             del obj[key]
             ops.append(f"drop {key}")
         elif op == 1:
-            obj[key + "x" if rnd.random() < 0.5 else "extra"] = rnd.choice(_GEN_ODD)
+            obj[key + "x" if rnd.random() < 0.5 else "extra"] = _odd(rnd)
             ops.append(f"add beside {key}")
         elif op == 2 and isinstance(obj[key], (dict, list)):
             ops.append(f"into {key}")
@@ -659,10 +674,10 @@ def _mutate_state(rnd, obj, ops):
                                    "pcg64", "Generator", "", None])
             ops.append(f"bit_generator {obj[key]}")
         else:
-            obj[key] = rnd.choice(_GEN_ODD)
+            obj[key] = _odd(rnd)
             ops.append(f"set {key}")
     elif isinstance(obj, list) and obj:
-        obj[rnd.randrange(len(obj))] = rnd.choice(_GEN_ODD)
+        obj[rnd.randrange(len(obj))] = _odd(rnd)
         ops.append("list item")
 
 

@@ -44,7 +44,7 @@ cat <<EOF
 Sanitized build ready in $DEST. Run the fuzzer against it (the interpreter itself is
 not instrumented, so libasan is preloaded; crashes are saved to $SRC/tools/out):
 
-  LD_PRELOAD=$LIBASAN \\
+  PYTHONPATH=$DEST LD_PRELOAD=$LIBASAN \\
   ASAN_OPTIONS=detect_leaks=0 \\
   UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \\
   python $DEST/tools/fuzz.py svmlight --seconds 300 --out $SRC/tools/out
