@@ -155,13 +155,14 @@ class _Ready:
         and ``sqnorm`` are the weighted count and sum, ``labels`` those of rows of
         positive weight)."""
         sq = self.rows.norms()
+        dense = self.rows.dense
         if self.weights is None:
             return {"rows": sq.size, "weight": sq.size, "sqnorm": float(sq.sum()),
-                    "max_sqnorm": float(sq.max(initial=0.0)),
+                    "max_sqnorm": float(sq.max(initial=0.0)), "dense": dense,
                     "labels": set(np.unique(self.y).tolist()), "low": None, "high": -1}
         w = self.weights
         return {"rows": sq.size, "weight": float(w.sum()), "sqnorm": float(w @ sq),
-                "max_sqnorm": float(sq[w > 0].max(initial=0.0)),
+                "max_sqnorm": float(sq[w > 0].max(initial=0.0)), "dense": dense,
                 "labels": set(np.unique(self.y[w > 0]).tolist()), "low": None, "high": -1}
 
 
@@ -205,8 +206,9 @@ class _FileReader:
 def _summary(source, reader):
     """Per block: rows, sum and largest squared row norm, labels (and, read raw,
     the smallest and largest column index)."""
-    n, total, top, labels, low, high = 0, 0.0, 0.0, set(), None, -1
+    n, total, top, labels, low, high, dense = 0, 0.0, 0.0, set(), None, -1, True
     for X, y in reader.chunks(source):
+        dense = dense and not sp.issparse(X)
         sq = _sqnorms(X)
         n += sq.size
         total += float(sq.sum())
@@ -216,8 +218,8 @@ def _summary(source, reader):
         if cols is not None and cols.size:
             low = int(cols.min()) if low is None else min(low, int(cols.min()))
             high = max(high, int(cols.max()))
-    return {"rows": n, "weight": n, "sqnorm": total, "max_sqnorm": top, "labels": labels,
-            "low": low, "high": high}
+    return {"rows": n, "weight": n, "sqnorm": total, "max_sqnorm": top, "dense": dense,
+            "labels": labels, "low": low, "high": high}
 
 
 def _sqnorms(X):
@@ -422,6 +424,7 @@ def _combine_summaries(infos):
             "weight": sum(i["weight"] for i in infos),
             "sqnorm": sum(i["sqnorm"] for i in infos),
             "max_sqnorm": max([i["max_sqnorm"] for i in infos], default=0.0),
+            "dense": all(i["dense"] for i in infos),
             "labels": set().union(*(i["labels"] for i in infos)),
             "low": min(lows) if lows else None,
             "high": max([i["high"] for i in infos], default=-1)}
@@ -430,10 +433,11 @@ def _combine_summaries(infos):
 class _RowStats:
     """What the data-derived parameter rules read of the rows, for all of the data."""
 
-    def __init__(self, n_rows, n_features, max_sqnorm):
+    def __init__(self, n_rows, n_features, max_sqnorm, dense):
         self.n_rows = n_rows
         self.n_features = n_features
         self._max_sqnorm = max_sqnorm
+        self.dense = dense  # every block dense (the rules for dense rows apply)
 
     def max_sqnorm(self):
         return self._max_sqnorm
@@ -613,7 +617,8 @@ def fit(estimator, X, y=None, client=None, n_rounds=None, *, n_parts=None,
     template = cls(**estimator.get_params())
     if template._auto_params:
         template._fix_auto(total["sqnorm"] / total["weight"] or 1.0,
-                           _RowStats(total["weight"], d, total["max_sqnorm"]))
+                           _RowStats(total["weight"], d, total["max_sqnorm"],
+                                     total["dense"]))
         if not online:  # fit starts afresh: give it the values as parameters
             template.set_params(**{k: getattr(template, k + "_") for k in cls._auto_params})
     plan = _Plan(estimator, template, blocks, classes, online, entropy)
