@@ -195,7 +195,7 @@ for name, origin in sorted(aucopt.available().items()):
 """
 
 
-def test_a_csr_matrix_of_2_31_columns_is_refused_before_any_allocation():
+def test_a_csr_matrix_of_2_31_columns_is_refused_before_any_allocation(tmp_path):
     """A CSR matrix of 2^31 - 1 columns and 24 nonzeros: every learner's state is
     dense in the columns, so each computes its whole state (weights times stride,
     scratch rows, averages, maps) and refuses it beyond the cap with a clear
@@ -206,8 +206,10 @@ def test_a_csr_matrix_of_2_31_columns_is_refused_before_any_allocation():
     import subprocess
     import sys
 
+    # cwd outside the checkout: "python -c" puts its directory first on sys.path, and
+    # a checkout's aucopt/ holds no compiled kernels when the package is installed
     proc = subprocess.run([sys.executable, "-c", _HUGE_WIDTH], capture_output=True,
-                          text=True, timeout=300,
+                          text=True, timeout=300, cwd=tmp_path,
                           env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()

@@ -480,8 +480,9 @@ def test_a_save_killed_part_way_leaves_the_previous_file_intact(tmp_path, what, 
         dump_svmlight(X, y, path)
     content = path.read_bytes()
     assert len(content) < 4096
+    # cwd outside the checkout ("python -c" puts its directory first on sys.path)
     proc = subprocess.run([sys.executable, "-c", _KILLED_SAVE, str(path), how, what],
-                          capture_output=True, text=True, timeout=120,
+                          capture_output=True, text=True, timeout=120, cwd=tmp_path,
                           env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
     if how == "killed":
         assert proc.returncode == -25, proc.stderr  # SIGXFSZ
