@@ -10,12 +10,12 @@ from __future__ import annotations
 import json
 import math
 import os
-import tempfile
 from typing import Any, Mapping
 
 import numpy as np
 from numpy.typing import ArrayLike
 
+from aucopt._atomic import atomic_write
 from aucopt.metrics import roc_auc, roc_curve
 
 __all__ = ["roc", "history", "time_to_auc", "save"]
@@ -219,18 +219,10 @@ def time_to_auc(results: Mapping[str, Any] | str | os.PathLike, ax: Any = None) 
 
 def save(figure: Any, path: str | os.PathLike, **savefig_kwargs: Any) -> None:
     """Write ``figure`` (a matplotlib Figure, or Axes of one) to ``path``
-    atomically: into a temporary file beside it, then renamed over ``path``, so a
-    failed write leaves no partial file. The format follows the extension
+    atomically (:func:`aucopt._atomic.atomic_write`: a temporary file beside it,
+    fsynced, then renamed over ``path``), so a failed write leaves the old file. The format follows the extension
     (``.png``, ``.svg``, ``.pdf``, ...)."""
     figure = getattr(figure, "figure", figure)
-    path = os.fspath(path)
-    folder, name = os.path.split(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=os.path.splitext(name)[1],
-                               dir=folder)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            figure.savefig(fh, format=os.path.splitext(name)[1][1:] or None, **savefig_kwargs)
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
+    extension = os.path.splitext(os.fspath(path))[1][1:]
+    with atomic_write(path) as fh:
+        figure.savefig(fh, format=extension or None, **savefig_kwargs)

@@ -18,18 +18,13 @@ is often shared: read the medians, and compare trees by alternating runs.
 """
 import argparse
 import os
-import sys
 import time
 import tracemalloc
 
 import numpy as np
 import scipy.sparse as sp
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-if REPO not in sys.path:
-    sys.path.append(REPO)
-
-import aucopt  # noqa: E402
+import aucopt
 
 
 def _sparse_rows(rng, n, d, nnz):
