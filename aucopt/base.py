@@ -24,7 +24,7 @@ without importing scikit-learn:
   point the dissertation of Khalid (2019) reports); ``predict`` is
   ``decision_function > 0`` and the AUC never depends on it;
 * ``merge`` combines models trained on different data (shards, workers) into one,
-  for the learners whose state combines (``_merge``: ``"exact"`` when the
+  for the learners whose state combines (``traits.merge``: ``"exact"`` when the
   statistics add up to those of the concatenated data, ``"average"`` for a
   weighted average of parameters, an approximation); see :meth:`BaseLearner.merge`;
 * ``save(path)`` writes the declared state (:mod:`aucopt._state`) in the model-file
@@ -57,6 +57,7 @@ from aucopt._state import Array, Labels, Scalar, state_spec
 from aucopt._version import __version__
 from aucopt.exceptions import ConstantModelWarning, not_fitted_error
 from aucopt.metrics import optroc_accuracy, roc_auc
+from aucopt.traits import MERGE_KINDS, Traits
 from aucopt.validation import (check_sample_weight, check_X, check_y, finite_rows,
                                order_stream, row_scale, row_source, weight_counts,
                                weight_stream)
@@ -67,7 +68,7 @@ __all__ = ["Learner", "BaseLearner", "OnlineMixin", "DIVERGED", "merge", "MERGE_
 # A model whose scores on the training rows can exceed this is refused as diverged
 # (margin and square losses work at scores of order 1; nothing sensible is 1e10).
 DIVERGED = 1e10
-# A model whose mean pair loss on its training rows (``_pair_loss``) exceeds this
+# A model whose mean pair loss on its training rows (``traits.pair_loss``) exceeds this
 # multiple of the loss of w = 0 (1 for every pair loss the learners use) is refused
 # as diverged: a step too large can leave the iterate oscillating far beyond the
 # optimum with scores that overflow nothing, a model that ranks at chance or worse.
@@ -81,8 +82,6 @@ PROGRESS_SECONDS = 5.0
 # passes so far, the training objective after the pass (NaN for a learner without
 # one) and the AUC on ``validation_data`` (NaN without it).
 HISTORY_COLUMNS = ("seconds", "objective", "val_auc")
-# How a learner's models combine (``BaseLearner._merge``), besides None (they do not).
-MERGE_KINDS = ("exact", "average")
 # Parameters that do not change what a fitted state means: models may differ in them.
 MERGE_FREE_PARAMS = ("verbose", "random_state", "shuffle", "n_epochs", "tol",
                      "n_iter_no_change", "max_epochs", "max_state_bytes", "n_jobs")
@@ -303,24 +302,12 @@ class BaseLearner(Estimator):
         "coef_": Array("f8", ("d",), optional=True),
         "history_": Array("f8", ("*", len(HISTORY_COLUMNS)), finite=False, optional=True),
     }
-    # the parameter to name when a fit diverges
-    _divergence_hint = "lower the step size"
-    # ``(positive scores, negative scores) -> mean pair loss`` (1 at w = 0) of the
-    # learner's objective, if cheap: fitted models above LOSS_LIMIT are refused
-    _pair_loss = None
-    # consumes rows in the given order: has `shuffle` and `random_state` parameters
-    _shuffles = False
+    # the declared kind of the class (aucopt.traits): subclasses declare their own
+    traits = Traits()
     # parameters that may be "auto": name -> rule(learner, s, rows) giving the value
     # from the data (s = the mean squared row norm, ``row_scale_``); the value in use
     # is the fitted attribute ``<name>_``, fixed by the first data a model sees
     _auto_params = {}
-    # fits a feature map on its first data: ``sample_weight`` repeats the input rows
-    # (a copy) rather than their view, so that the map is fitted on the copies too
-    _repeats_input = False
-    # weighs its rows itself (``fit`` only): ``sample_weight`` reaches it as
-    # ``_row_weights`` during the call, each row given once; the row scale of the
-    # "auto" parameters and the threshold are then computed with the weights
-    _weighs_rows = False
 
     def __sklearn_tags__(self):
         # only scikit-learn calls this, so it is installed when we get here
@@ -437,9 +424,9 @@ class BaseLearner(Estimator):
     def _weighted_rows(self, X, y, weights, fit_map=False, fit=False):
         """The rows the learner works on for validated ``X`` (:meth:`_input_rows`)
         and labels ``y``, each row repeated by its weight (:meth:`_repeat_input`).
-        A learner that weighs its rows itself (``_weighs_rows``) gets each row once
+        A learner that weighs its rows itself (``traits.weighs_rows``) gets each row once
         and the weights as ``_row_weights`` (for the call)."""
-        if self._weighs_rows and not self._repeats_input and weights is not None \
+        if self.traits.weighs_rows and not self.traits.row_map and weights is not None \
                 and not (weights == 1).all():
             self._row_weights = weights
             return self._input_rows(X, fit_map=fit_map, y=y), y
@@ -452,7 +439,7 @@ class BaseLearner(Estimator):
         drawn from a stream of ``random_state`` of its own, or of seed 0 for a
         learner without one), as ``order``, the rows to take from the row source of
         ``X``, or None (unweighted input, all weights 1). A learner on a feature
-        map fitted on its first data (``_repeats_input``) gets ``X`` and ``y``
+        map fitted on its first data (``traits.row_map``) gets ``X`` and ``y``
         repeated instead (a copy), so that the map sees the copies too."""
         if weights is None:
             return X, y, None
@@ -466,7 +453,7 @@ class BaseLearner(Estimator):
             raise ValueError("the fractional sample weights drew no row of one class (a "
                              "weight is a number of copies of its row, the fraction drawn "
                              "at random); scale sample_weight up")
-        if self._repeats_input and not rows_given:
+        if self.traits.row_map and not rows_given:
             return X[order], y[order], None
         return X, y, order
 
@@ -487,12 +474,12 @@ class BaseLearner(Estimator):
     def _train(self, rows, y):
         """The skeleton: state, preparation once, then the passes (a fixed number,
         or with ``n_epochs="auto"`` until the objective stalls). Learners that
-        consume rows in order (``_shuffles``) see them in a fresh random order each
+        consume rows in order (``traits.shuffles``) see them in a fresh random order each
         pass when ``shuffle`` is set (``fit`` only: ``partial_fit`` keeps the
         caller's order, a stream is a stream)."""
         self._init_state(rows.n_features)
         self._resolve_auto(rows)
-        if self._shuffles and self.shuffle:  # set before _prepare, which may look ahead
+        if self.traits.shuffles and self.shuffle:  # set before _prepare, which may look ahead
             self._order_rng = order_stream(self.random_state)
         try:
             self._prepare(rows, y)
@@ -540,8 +527,8 @@ class BaseLearner(Estimator):
         top = float(np.max(np.abs(scores))) if scores.size else 0.0
         if not math.isfinite(top) or top > DIVERGED:
             self._diverged(f"training scores up to {top:.3g}")
-        if self._pair_loss is not None:
-            loss = self._pair_loss(scores[y > 0], scores[y < 0])
+        if self.traits.pair_loss is not None:
+            loss = self.traits.pair_loss(scores[y > 0], scores[y < 0])
             if not loss <= LOSS_LIMIT:
                 self._diverged(f"mean pair loss of the training scores {loss:.3g}, over "
                                f"{LOSS_LIMIT:g} times that of w = 0")
@@ -614,7 +601,7 @@ class BaseLearner(Estimator):
 
     def _diverged(self, what):
         raise FloatingPointError(
-            f"{type(self).__name__} diverged ({what}); {self._divergence_hint}, or "
+            f"{type(self).__name__} diverged ({what}); {self.traits.divergence_hint}, or "
             "scale the features (aucopt.datasets.Scaler). The model was left unchanged.")
 
     # ---- progress
@@ -793,10 +780,6 @@ class BaseLearner(Estimator):
 
     # ---- merging
 
-    # How models of this learner trained on different data combine: "exact" (the
-    # merged state is the state of one pass over the concatenated data), "average"
-    # (a weighted average of the parameters: an approximation) or None (no merge).
-    _merge = None
     # Merge rules of state values (``_merge_values``): name -> "sum" (statistics
     # and counters), "mean" (weighted average; rounded for a counter), "max" or
     # "last" (the value of the last model); state not listed keeps this model's
@@ -886,7 +869,7 @@ class BaseLearner(Estimator):
 
     @classmethod
     def _check_mergeable(cls):
-        if cls._merge not in MERGE_KINDS:
+        if cls.traits.merge not in MERGE_KINDS:
             raise TypeError(
                 f"{cls.__name__} cannot be merged: its state is neither a sum of per-row "
                 "statistics nor parameters that average (see the 'merge' column of "
@@ -947,7 +930,7 @@ class BaseLearner(Estimator):
             if raw.sum() <= 0:
                 raw = np.ones(len(models))
         else:
-            if type(self)._merge == "exact":
+            if self.traits.merge == "exact":
                 raise ValueError(f"{name} merges exactly (its statistics add up); "
                                  "weights do not apply")
             raw = np.asarray(weights, dtype=float)

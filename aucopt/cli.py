@@ -135,9 +135,11 @@ def _train_test(args):
 
 def _learner_info(cls):
     """(family, online, merge, input limits) of a learner class, for ``aucopt list``."""
+    from aucopt.traits import traits_of
+
+    traits = traits_of(cls)
     online = "online" if hasattr(cls, "partial_fit") else "batch"
-    return (getattr(cls, "_family", ""), online, getattr(cls, "_merge", None) or "-",
-            getattr(cls, "_limits", ""))
+    return traits.family, online, traits.merge or "-", traits.limits
 
 
 def _cmd_list(args, out):

@@ -14,8 +14,8 @@ What is checked:
 * dense and CSR input (and CSC, COO, int64 indices) give the same model, bit for bit;
 * the same ``random_state`` gives the same model;
 * streaming: ``partial_fit`` over chunks equals ``fit`` (learners declaring
-  ``_stream = "chunks"``), or ``n_epochs`` calls of ``partial_fit`` on the whole
-  data equal ``fit`` (``_stream = "epochs"``);
+  ``traits.stream = "chunks"``), or ``n_epochs`` calls of ``partial_fit`` on the
+  whole data equal ``fit`` (``traits.stream = "epochs"``);
 * ``save`` / :func:`aucopt.load` round trip gives identical scores, and training
   resumes identically after loading;
 * failed calls (bad parameters, NaN, wrong feature count, one class) and interrupted
@@ -28,7 +28,7 @@ What is checked:
   model, integer weights the model of the repeated rows (copies one after the
   other), zero weights the model without those rows, all bit for bit (``fit`` and
   ``partial_fit``; to 1e-10 for integer weights of a learner that weighs its rows
-  in its own sums, ``_weighs_rows``, as BAM); dense and CSR weighted fits agree bit
+  in its own sums, ``traits.weighs_rows``, as BAM); dense and CSR weighted fits agree bit
   for bit; bad weights raise ``ValueError`` and leave the model as it was (a
   plugin whose own ``_fit`` takes no ``sample_weight`` must refuse them with
   ``TypeError``);
@@ -43,6 +43,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from aucopt.exceptions import NotFittedError
+from aucopt.traits import traits_of
 
 __all__ = ["check_learner", "check_dense_equals_csr", "check_same_seed_same_model",
            "check_streaming", "check_save_load", "check_failed_calls_leave_model",
@@ -156,7 +157,7 @@ def check_same_seed_same_model(learner):
 
 def check_streaming(learner):
     """``partial_fit`` continues one stream (see the module docstring)."""
-    mode = getattr(type(learner), "_stream", None)
+    mode = traits_of(learner).stream
     if mode is None or not hasattr(learner, "partial_fit"):
         return
     X, y = contract_data(3)
@@ -438,7 +439,7 @@ def _inject_in_fit_and_merge(learner, cls, X, y):
         probe = copy.deepcopy(model)
         for strike in seams.strikes(lambda: probe.fit(X[half:], y[half:])):
             seams.fail_at(strike, refit, before, model, "fit of a fitted model")
-        if getattr(cls, "_merge", None) is None:
+        if traits_of(cls).merge is None:
             return
         model = _with_seed(learner, **_resolved(model)).fit(X[:half], y[:half])
         before = fitted_state(model)
@@ -505,8 +506,7 @@ def check_sample_weight(learner):
     _same_model(_with_seed(learner).fit(X, y, sample_weight=np.ones(X.shape[0])), model, X,
                 "fit with weights 1")
     # a learner that weighs its rows in its own sums equals the repeated rows to rounding
-    weighs = getattr(type(learner), "_weighs_rows", False) \
-        and not getattr(type(learner), "_repeats_input", False)
+    weighs = traits_of(learner).weighs_rows and not traits_of(learner).row_map
     for what, w, X_ref, y_ref in (
             ("integer weights", weights, X.repeat(weights, axis=0), y.repeat(weights)),
             ("zero weights", (weights > 0).astype(float), X[weights > 0], y[weights > 0])):

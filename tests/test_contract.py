@@ -110,8 +110,8 @@ def test_verbose_lines(name):
 @pytest.mark.parametrize("name", NAMES)
 def test_declared_pair_loss_is_one_at_zero_and_grows_with_misranking(name):
     """The divergence rule refuses a mean pair loss over LOSS_LIMIT times that of
-    w = 0, which it takes to be 1: a learner's ``_pair_loss`` must agree."""
-    loss = get_class(name)._pair_loss
+    w = 0, which it takes to be 1: a learner's ``traits.pair_loss`` must agree."""
+    loss = get_class(name).traits.pair_loss
     if loss is None:
         return
     pos, neg = np.zeros(7), np.zeros(5)

@@ -34,7 +34,7 @@ the same models; nothing else departs from the defaults. On training sets of few
 than 2,000 rows (sonar, ionosphere, german, pima_diabetes, wdbc, breast cancer,
 vehicle) a seeded learner's AUC in criteria 1-2 is the mean over 5 seeds: one fit's
 AUC there moves by a few hundredths with the seed alone. A learner whose declared
-input limit (``_max_features``, shown by ``aucopt list``) is below a task's
+input limit (``traits.max_features``, shown by ``aucopt list``) is below a task's
 dimension is skipped for that task, and the reason printed. A fit that runs longer
 than ``--timeout`` seconds is stopped and reported as a timeout (a failure).
 
@@ -227,7 +227,7 @@ def plain(value):
 
 def skip_reason(name, X):
     """Why a learner does not accept ``X`` by its declared limits ('' if it does)."""
-    limit = getattr(get_class(name), "_max_features", None)
+    limit = get_class(name).traits.max_features
     if limit is not None and X.shape[1] > limit:
         return f"d = {X.shape[1]} above its declared limit {limit}"
     return ""

@@ -435,7 +435,7 @@ def _transactions_check(data, options):
         params["n_components"] = rnd.choice([4, 16])
     if call == "partial_fit" and not hasattr(cls, "partial_fit"):
         call = "fit"
-    if call == "merge" and cls._merge is None:
+    if call == "merge" and cls.traits.merge is None:
         call = "fit"
     half = max(2, n // 2)
     try:
@@ -564,7 +564,7 @@ def _merge_setup():
     for name in _learner_names():
         cls = type(aucopt.get(name))
         # the learners on a feature map merge only models of one map: not parts
-        if cls._merge != "average" or getattr(cls, "_map_class", None) is not None:
+        if cls.traits.merge != "average" or cls.traits.row_map:
             continue
         X, y = contract_data(11, n=120, d=6)
         params = {"random_state": 0} if "random_state" in cls().get_params() else {}

@@ -190,7 +190,7 @@ def cases(names):
 
 def _quadratic(name):
     """Learners with d x d state (their declared limits say "d up to ...")."""
-    return "d up to" in getattr(aucopt.registry.get_class(name), "_limits", "")
+    return "d up to" in aucopt.registry.get_class(name).traits.limits
 
 
 def _state_bytes(model):

@@ -249,7 +249,7 @@ def merge(files):
 
 def learner_names(spec):
     names = builtin_names()
-    kernel = [n for n in names if getattr(get_class(n), "_unit_rows", False)
+    kernel = [n for n in names if get_class(n).traits.unit_rows
               or n in ("fcbr", "foam", "noam")]
     if spec in (None, "linear"):
         return [n for n in names if n not in kernel]

@@ -78,10 +78,10 @@ def search_scale(learner, X):
     """``s``, the mean squared norm of the rows ``learner`` learns on from ``X``.
 
     Search spaces are measured in it, as the "auto" defaults are (``row_scale_``).
-    A learner on a Gaussian-kernel feature map (``_unit_rows``) learns on mapped
-    rows of squared norm about ``k(x, x) = 1``: 1, without fitting the map.
+    A learner on a Gaussian-kernel feature map (``traits.unit_rows``) learns on
+    mapped rows of squared norm about ``k(x, x) = 1``: 1, without fitting the map.
     """
-    if getattr(learner, "_unit_rows", False):
+    if learner.traits.unit_rows:
         return 1.0
     return row_scale(row_source(X))
 

@@ -12,6 +12,7 @@ import numpy as np
 
 from aucopt._state import Scalar
 from aucopt.base import BaseLearner
+from aucopt.traits import Traits
 from aucopt.learners._common import (WeightsModel, auto_or_positive, document_weights,
                                      search_scale, weights_state)
 from aucopt._kernels._ranksvm import dot
@@ -92,14 +93,13 @@ class BAM(WeightsModel, BaseLearner):
     """
 
     _aucopt_name = "bam"
-    _family = "batch pairwise (Newton)"
-    _limits = "dense or sparse, any d; memory O(n + d)"
-    _divergence_hint = "lower C"
+    # sample_weight weighs each pair's loss by w_i w_j in the kernel's sweeps
+    traits = Traits(family="batch pairwise (Newton)",
+                    limits="dense or sparse, any d; memory O(n + d)",
+                    divergence_hint="lower C", weighs_rows=True)
     _state = {**weights_state(1), "C_": Scalar(float, low=0.0)}
 
     _auto_params = {"C": lambda self, s, rows: 1.0 / s}
-    # sample_weight weighs each pair's loss by w_i w_j in the kernel's sweeps
-    _weighs_rows = True
 
     def __init__(self, C="auto", C_scaling="per_class", tol=1e-3, max_newton=50, max_cg=200,
                  cg_tol=0.1, line_search="exact", verbose=0, pos_label=None):

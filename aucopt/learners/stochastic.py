@@ -29,6 +29,7 @@ SAM loses up to 0.09 AUC).
 """
 import math
 import threading
+from dataclasses import replace
 
 import numpy as np
 
@@ -37,6 +38,7 @@ from aucopt._kernels._pairwise import (Halt, HingeProx, Schedule, Subgradient, c
                                        square_lane, square_prox_pairs)
 from aucopt._state import Generator, Scalar
 from aucopt.base import BaseLearner, OnlineMixin
+from aucopt.traits import Traits
 from aucopt.learners._common import (EPOCH_PARAMS, SETTLE_RATIO, WEIGHTED_AVERAGES,
                                      ElasticNetModel, WeightsModel, auto_or_positive, auto_value,
                                      check_epochs, document_weights, merge_doc,
@@ -143,12 +145,10 @@ class _PairwiseSGD(OnlineMixin, BaseLearner):
         "t_": Scalar(int, low=0),
         "random_state_": Generator(),
     }
-    _merge = "average"
+    traits = Traits(family="pairwise SGD", limits="dense or sparse, any d",
+                    merge="average", divergence_hint="raise lam")
     # the step counter continues the parts' schedules (each took its steps from base)
     _merge_rules = {"t_": "mean", "w": "mean"}
-    _divergence_hint = "raise lam"
-    _family = "pairwise SGD"
-    _limits = "dense or sparse, any d"
 
     def _prepare(self, rows, y):
         self._pos = np.flatnonzero(y > 0)
@@ -177,8 +177,8 @@ class _HingeSGD(WeightsModel, _PairwiseSGD):
     """SAM / ASAM / PSAM: pairwise hinge loss, SVMSGD2 schedule, optional averaging."""
 
     _rule = Subgradient
-    _stream = "epochs"  # n_epochs partial_fit calls on the data == fit
-    _pair_loss = staticmethod(mean_pair_hinge)
+    # n_epochs partial_fit calls on the data == fit
+    traits = replace(_PairwiseSGD.traits, stream="epochs", pair_loss=mean_pair_hinge)
     _state = {
         **weights_state(1),
         "rcount_": Scalar(int, low=1),
@@ -654,7 +654,7 @@ class AdaDSGD(ElasticNetModel, _PairwiseSGD):
     """
 
     _aucopt_name = "adadsgd"
-    _pair_loss = staticmethod(mean_pair_square)
+    traits = replace(_PairwiseSGD.traits, pair_loss=mean_pair_square)
     _auto_params = {"lam": lambda self, s, rows: 1e-6 * s,
                     "eta": lambda self, s, rows: 0.1 / (rows.max_sqnorm() or 1.0)}
 
