@@ -290,14 +290,15 @@ class InjectedFailure(Exception):
     """The failure :func:`check_failed_call_leaves_model_unchanged` injects."""
 
 
-# Where a failure is injected: (method, "before" / "after" it runs). Each one that a
-# call reaches is tried at every time the call reaches it (a pass of a multi-pass fit
-# counts), so the failure strikes with the call's work partly or wholly applied:
-# after the per-call preparation, between a kernel's in-place writes and the scalars
+# Where a failure is injected: (method, "before" / "after" it runs; a name
+# "driver.<function>" is a function of aucopt.driver). Each one that a call reaches
+# is tried at every time the call reaches it (a pass of a multi-pass fit counts), so
+# the failure strikes with the call's work partly or wholly applied: after the
+# per-call preparation, between a kernel's in-place writes and the scalars
 # that go with them, after each pass, after the threshold, after a merge's values
 # are stored and after its derived state (a solve) is computed.
 FAILURE_SEAMS = (("_prepare", "after"), ("_store_weights", "before"), ("_pass", "after"),
-                 ("_run_pass", "after"), ("_fit", "after"), ("_finish", "after"),
+                 ("driver.run_pass", "after"), ("_fit", "after"), ("_finish", "after"),
                  ("_merge_store", "after"), ("_merge_finish", "after"))
 # At most this many reaches of one seam are tried per call (the first ones and the
 # last): a fit of many passes would otherwise cost O(passes^2).
@@ -308,22 +309,26 @@ class _Seams:
     """Count the reaches of each seam of ``cls`` during a call, or fail at one."""
 
     def __init__(self, cls):
-        self.cls = cls
-        from aucopt.base import BaseLearner
+        from aucopt import driver
 
         # the skeleton's _fit is a plugin's hook only when overridden (fit tests that)
-        self.seams = [(name, when) for name, when in FAILURE_SEAMS if hasattr(cls, name)
-                      and getattr(cls, name) is not getattr(BaseLearner, "_fit")]
+        self.seams = [(name, when) for name, when in FAILURE_SEAMS
+                      if name.startswith("driver.") or hasattr(cls, name)
+                      and getattr(cls, name) is not driver.skeleton_fit]
+        self.owners = {name: driver if name.startswith("driver.") else cls
+                       for name, _ in self.seams}
         self.counts = {}
         self.strike = None
 
     def __enter__(self):
-        self.saved = {name: self.cls.__dict__.get(name) for name, _ in self.seams}
+        self.saved = {name: vars(owner).get(name.rpartition(".")[2])
+                      for name, owner in self.owners.items()}
         for name, when in self.seams:
-            self._wrap(name, when, getattr(self.cls, name))
+            owner, attr = self.owners[name], name.rpartition(".")[2]
+            self._wrap(owner, name, when, getattr(owner, attr))
         return self
 
-    def _wrap(self, name, when, method):
+    def _wrap(self, owner, name, when, method):
         seams = self
 
         def wrapped(*args, **kwargs):
@@ -334,7 +339,7 @@ class _Seams:
                 seams._reach(name)
             return out
 
-        setattr(self.cls, name, wrapped)
+        setattr(owner, name.rpartition(".")[2], wrapped)
 
     def _reach(self, name):
         self.counts[name] = self.counts.get(name, 0) + 1
@@ -343,10 +348,11 @@ class _Seams:
 
     def __exit__(self, *exc):
         for name, method in self.saved.items():
+            owner, attr = self.owners[name], name.rpartition(".")[2]
             if method is None:
-                delattr(self.cls, name)
+                delattr(owner, attr)
             else:
-                setattr(self.cls, name, method)
+                setattr(owner, attr, method)
 
     def strikes(self, call):
         """Run ``call`` once to count the reaches; the (seam, reach) pairs to try."""

@@ -11,6 +11,7 @@ import math
 import numpy as np
 
 from aucopt._state import Scalar
+from aucopt import driver
 from aucopt.base import BaseLearner
 from aucopt.traits import Traits
 from aucopt.learners._common import (WeightsModel, auto_or_positive, document_weights,
@@ -160,7 +161,7 @@ class BAM(WeightsModel, BaseLearner):
         self._prepare(rows, y)
         self.n_passes_ = 0  # the start may already meet the stopping rule
         while not self._solver.done:
-            self._run_pass(rows, y, self.n_passes_)
+            driver.run_pass(self, rows, y, self.n_passes_)
         self.stop_reason_ = self._solver.stop
         del self._solver
         self.__dict__.pop("_step_info", None)
@@ -190,7 +191,7 @@ class BAM(WeightsModel, BaseLearner):
         ``objective_``. With ``gradient``, returns ``(F, grad F)``; the gradient
         costs one more product with the rows in a violated pair.
         """
-        self._check_fitted()
+        driver.check_fitted(self)
         X = check_X(X, n_features=self.n_features_in_, estimator=type(self).__name__)
         y_pm, _ = check_y(y, X.shape[0], classes=self.classes_)
         objective = PRSVMObjective(self._input_rows(X, fit_map=False, norms=False), y_pm,

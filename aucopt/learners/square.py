@@ -23,6 +23,7 @@ from aucopt._kernels._square import (AdaGradStep, ClassSums, Covariances, Gradie
                                      Sketch, opauc_steps, opaucr_steps, sketch_coef,
                                      sketch_scores, stored_entries, uniexp_steps)
 from aucopt._state import Array, Generator, Scalar
+from aucopt import driver
 from aucopt.base import BaseLearner, OnlineMixin
 from aucopt.traits import Traits
 from aucopt.learners._common import (SHUFFLE_PARAMS, WeightsModel, auto_or_positive,
@@ -181,16 +182,16 @@ class _Solvable:
             Without rows of both classes, or with ``lam_ = 0`` (the objective
             then has no unique minimiser).
         """
-        self._check_fitted()
+        driver.check_fitted(self)
         if X is not None:
             X = check_X(X, n_features=self.n_features_in_, estimator=type(self).__name__)
             y, _ = check_y(y, X.shape[0], classes=self.classes_)
             sample_weight = check_sample_weight(sample_weight, X.shape[0])
-        with self._transaction(fresh=True):
+        with driver.transaction(self, fresh=True):
             self._solve()
             self._invalidate()
             if X is not None:
-                self._finish(*self._weighted_rows(X, y, sample_weight))
+                self._finish(*driver.weighted_rows(self, X, y, sample_weight))
         return self
 
     def _merge_finish(self, finish):
@@ -875,7 +876,8 @@ class UniExp(_OnePass):
             eta = 4.0 ** -j / self.row_scale_
             if self._stable(eta, rows, y) and self._stable(eta / math.sqrt(2.0), rows, y):
                 return eta / math.sqrt(2.0)
-        self._diverged(f"at every step of eta='auto' down to {eta:.3g}; pass a smaller eta")
+        driver.diverged(self, f"at every step of eta='auto' down to {eta:.3g}; pass a "
+                        "smaller eta")
 
     def _stable(self, eta, rows, y):
         """Whether a pass of a fresh model with step ``eta`` over the rows as
@@ -883,7 +885,7 @@ class UniExp(_OnePass):
         trial = type(self)(eta=eta, shuffle=False)
         trial.classes_, trial.n_features_in_ = self.classes_, self.n_features_in_
         try:
-            with trial._transaction(fresh=True):
+            with driver.transaction(trial, fresh=True):
                 trial._train(rows, y)
                 trial._finish(rows, y)
         except FloatingPointError:
