@@ -56,16 +56,14 @@ import time
 import numpy as np
 import scipy.sparse as sp
 
+import aucopt
+from aucopt.datasets import Scaler
+from aucopt.metrics import roc_auc
+from aucopt.model_selection import GridSearch
+from aucopt.registry import get_class
+from tasks import TEXT_TASKS, load_task  # this script's folder is first on sys.path
+
 TOOLS = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, TOOLS)
-
-from tasks import TEXT_TASKS, load_task  # noqa: E402
-
-import aucopt  # noqa: E402
-from aucopt.datasets import Scaler  # noqa: E402
-from aucopt.metrics import roc_auc  # noqa: E402
-from aucopt.model_selection import GridSearch  # noqa: E402
-from aucopt.registry import get_class  # noqa: E402
 
 OUT = os.path.join(TOOLS, "out")
 
@@ -149,13 +147,13 @@ def seeded(name, seed=0, **params):
 
 
 def has_seed(name):
-    return "random_state" in get_class(name)._get_param_names()
+    return "random_state" in get_class(name)().get_params()
 
 
 def fitted_info(model):
     """The data-derived values a fit settled on (``eta_``, ``lam_``, epochs, ...)."""
     info = {}
-    names = [n + "_" for n in getattr(model, "_auto_params", {})]
+    names = [n + "_" for n in model.get_params() if n + "_" in vars(model)]  # resolved
     names += ["row_scale_", "t0_", "n_passes_", "stop_reason_", "C_"]
     for n in names:
         value = model.__dict__.get(n)

@@ -132,6 +132,18 @@ def _check_common(learner):
     check_n_jobs(getattr(learner, "n_jobs", None))  # compositions may not have it
 
 
+def lane_threads(n_jobs, n_steps, n_features):
+    """Threads a pass of ``n_steps`` pair steps on rows of ``n_features`` features
+    runs with ``n_jobs``: ``n_jobs``, or 1 when a thread would take fewer than
+    :data:`LANE_STEPS` steps or the steps cannot amortise an O(d) pass over the
+    model (the norm recomputed after the threads, as :func:`settle` amortises its
+    fold)."""
+    threads = n_threads(n_jobs)
+    if threads > 1 and n_steps >= threads * LANE_STEPS and n_steps * SETTLE_RATIO >= n_features:
+        return threads
+    return 1
+
+
 class _PairwiseSGD(OnlineMixin, BaseLearner):
     """Shared by the pairwise SGD learners.
 
@@ -155,15 +167,9 @@ class _PairwiseSGD(OnlineMixin, BaseLearner):
         self._neg = np.flatnonzero(y < 0)
 
     def _threads(self, rows, n_steps):
-        """Threads for ``n_steps`` steps on ``rows``: ``n_jobs``, or 1 when a thread
-        would take fewer than :data:`LANE_STEPS` steps or the steps cannot amortise
-        an O(d) pass over the model (the norm recomputed after the threads, as
-        :func:`settle` amortises its fold)."""
-        threads = n_threads(getattr(self, "n_jobs", None))  # compositions may lack it
-        if (threads > 1 and n_steps >= threads * LANE_STEPS
-                and n_steps * SETTLE_RATIO >= rows.n_features):
-            return threads
-        return 1
+        """Threads for ``n_steps`` steps on ``rows`` (:func:`lane_threads`)."""
+        # compositions may lack n_jobs
+        return lane_threads(getattr(self, "n_jobs", None), n_steps, rows.n_features)
 
     def _work_vectors(self):
         # a dense scratch row per thread of a pass
