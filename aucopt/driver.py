@@ -43,8 +43,8 @@ from aucopt.validation import (check_random_state, check_sample_weight, check_X,
 __all__ = ["fit", "partial_fit", "learn_chunk", "train", "run_pass", "transaction",
            "skeleton_fit", "weighted_rows", "set_threshold", "diverged", "check_fitted",
            "check_params", "ranking_scores", "raw_scores", "rows_of", "objective",
-           "resolve_auto", "fix_auto", "set_stream", "part_streams", "adopt", "Stall",
-           "DIVERGED", "LOSS_LIMIT", "MONITOR_ROWS", "PROGRESS_SECONDS", "HISTORY_COLUMNS"]
+           "resolve_auto", "fix_auto", "resolved_params", "set_stream", "part_streams",
+           "adopt", "Stall", "DIVERGED", "LOSS_LIMIT", "MONITOR_ROWS", "PROGRESS_SECONDS", "HISTORY_COLUMNS"]
 
 # A model whose scores on the training rows can exceed this is refused as diverged
 # (margin and square losses work at scores of order 1; nothing sensible is 1e10).
@@ -611,6 +611,15 @@ def fix_auto(learner, s, rows):
         resolved[name] = float(rule(learner, s, rows) if auto else value)
         setattr(learner, name + "_", resolved[name])
     return resolved
+
+
+def resolved_params(learner):
+    """``{parameter: value in use}`` of a fitted learner's data-derived parameters
+    (what "auto" resolved to: ``eta_``, ``lam_``, ...), to give another model
+    explicitly (models merge only with equal ones). A bare
+    :class:`~aucopt.base.Learner` has none."""
+    return {name: learner.__dict__[name + "_"]
+            for name in getattr(type(learner), "_auto_params", {})}
 
 
 def set_stream(learner, stream):

@@ -43,6 +43,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from aucopt.exceptions import NotFittedError
+from aucopt.driver import resolved_params
 from aucopt.traits import traits_of
 
 __all__ = ["check_learner", "check_dense_equals_csr", "check_same_seed_same_model",
@@ -167,9 +168,7 @@ def check_streaming(learner):
         fitted = _with_seed(learner, **keep).fit(X, y)
         # data-derived ("auto") parameters are fixed by the first data a model sees:
         # the first chunk for a stream, all rows for fit; give the stream fit's values
-        resolved = {name: fitted.__dict__[name + "_"]
-                    for name in getattr(type(learner), "_auto_params", {})}
-        stream = _with_seed(learner, **keep, **resolved)
+        stream = _with_seed(learner, **keep, **resolved_params(fitted))
         for start in range(0, X.shape[0], 23):
             stop = start + 23
             stream.partial_fit(sp.csr_matrix(X[start:stop]), y[start:stop], classes=[0, 1])
@@ -410,7 +409,7 @@ def _inject_in_stream(learner, cls, X, y):
     chunks = [(sp.csr_matrix(X[i:i + 24]), y[i:i + 24]) for i in range(0, len(y), 24)]
     # "auto" parameters as fit resolves them on all rows (a first chunk may give a
     # step that diverges later in the stream)
-    resolved = _resolved(_with_seed(learner).fit(X, y))
+    resolved = resolved_params(_with_seed(learner).fit(X, y))
     clean = _with_seed(learner, **resolved)
     for Xc, yc in chunks:
         clean.partial_fit(Xc, yc, classes=[0, 1])
@@ -447,12 +446,12 @@ def _inject_in_fit_and_merge(learner, cls, X, y):
             seams.fail_at(strike, refit, before, model, "fit of a fitted model")
         if traits_of(cls).merge is None:
             return
-        model = _with_seed(learner, **_resolved(model)).fit(X[:half], y[:half])
+        model = _with_seed(learner, **resolved_params(model)).fit(X[:half], y[:half])
         before = fitted_state(model)
         # a part of another seed (OPAUCr needs independent draws), or of the same
         # seed (a learner on a feature map needs the same map)
         for seed in (1, 0):
-            other = _with_seed(learner, seed, **_resolved(model)).fit(X[:half], y[:half])
+            other = _with_seed(learner, seed, **resolved_params(model)).fit(X[:half], y[:half])
             probe = copy.deepcopy(model)
             try:
                 strikes = seams.strikes(lambda: probe.merge(other))
@@ -462,12 +461,6 @@ def _inject_in_fit_and_merge(learner, cls, X, y):
                 seams.fail_at(strike, lambda: model.merge(other), before, model, "merge")
             return
         raise AssertionError("no part merges with the model, whatever its seed")
-
-
-def _resolved(model):
-    """The model's data-derived parameters, given explicitly (merge needs equal ones)."""
-    return {name: model.__dict__[name + "_"]
-            for name in getattr(type(model), "_auto_params", {})}
 
 
 def check_verbose_lines(learner):

@@ -418,6 +418,7 @@ def _transactions_check(data, options):
     import scipy.sparse as sp
 
     import aucopt
+    from aucopt.driver import resolved_params
     from aucopt.testing import FAILURE_SEAMS, assert_same_state, fitted_state
     rnd = random.Random(options["seed"])
     rng = np.random.default_rng(options["seed"])
@@ -448,7 +449,7 @@ def _transactions_check(data, options):
                 model.fit(X[:half], y[:half])
             other = None
             if call == "merge":
-                resolved = {k: model.__dict__[k + "_"] for k in cls._auto_params}
+                resolved = resolved_params(model)
                 model = cls(**params, **resolved).fit(X[:half], y[:half])
                 other = cls(**{**params, **resolved, **(
                     {"random_state": 1} if name == "opaucr" else {})}).fit(X[:half], y[:half])
@@ -559,6 +560,7 @@ _WEIGHTS = [1e308, 1.7976931348623157e308, 8.98846567431158e307, 1e300, 1e-300,
 
 def _merge_setup():
     import aucopt
+    from aucopt.driver import resolved_params
     from aucopt.testing import contract_data
     for name in _learner_names():
         cls = type(aucopt.get(name))
@@ -570,7 +572,7 @@ def _merge_setup():
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             first = cls(**params).fit(X[:40], y[:40])
-            params.update({k: first.__dict__[k + "_"] for k in cls._auto_params})
+            params.update(resolved_params(first))
             parts = [cls(**params).fit(X[i:i + 40], y[i:i + 40]) for i in (0, 40, 80)]
         _PARTS[name] = parts
 
