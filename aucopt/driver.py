@@ -44,7 +44,8 @@ __all__ = ["fit", "partial_fit", "learn_chunk", "train", "run_pass", "transactio
            "skeleton_fit", "weighted_rows", "set_threshold", "diverged", "check_fitted",
            "check_params", "ranking_scores", "raw_scores", "rows_of", "objective",
            "resolve_auto", "fix_auto", "resolved_params", "set_stream", "part_streams",
-           "adopt", "Stall", "DIVERGED", "LOSS_LIMIT", "MONITOR_ROWS", "PROGRESS_SECONDS", "HISTORY_COLUMNS"]
+           "adopt", "Stall", "DIVERGED", "LOSS_LIMIT", "MONITOR_ROWS", "PROGRESS_SECONDS",
+           "HISTORY_COLUMNS"]
 
 # A model whose scores on the training rows can exceed this is refused as diverged
 # (margin and square losses work at scores of order 1; nothing sensible is 1e10).

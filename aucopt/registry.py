@@ -134,21 +134,6 @@ def check_traits(cls):
                    "aucopt.base.BaseLearner, whose merge it needs")
     if problem:
         raise ValueError(f"{name} {problem}")
-    if not isinstance(traits, Traits):
-        return (f"{name}.traits must be an aucopt.traits.Traits, got "
-                f"{type(traits).__name__}")
-    if traits.stream is not None and not callable(getattr(cls, "partial_fit", None)):
-        return f"{name} declares traits.stream={traits.stream!r} but has no partial_fit"
-    params = cls._get_param_names() if issubclass(cls, BaseLearner) else ()
-    missing = [p for p in ("shuffle", "random_state") if p not in params]
-    if traits.shuffles and missing:
-        return f"{name} declares traits.shuffles but has no {' or '.join(missing)} parameter"
-    if traits.stream_segments and not callable(getattr(cls, "_segment_streams", None)):
-        return f"{name} declares traits.stream_segments but has no _segment_streams(sizes)"
-    if traits.merge is not None and not issubclass(cls, BaseLearner):
-        return (f"{name} declares traits.merge={traits.merge!r} but is not built on "
-                "aucopt.base.BaseLearner, whose merge it would need")
-    return ""
 
 
 T = TypeVar("T", bound=type)
