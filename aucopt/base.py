@@ -211,6 +211,11 @@ class BaseLearner(MergeMixin, Estimator):
         """Learner-specific part of the verbose line (e.g. ``"steps 1200, "``)."""
         return ""
 
+    def _work_vectors(self):
+        """Float64 vectors of length ``d`` a call works in besides the declared state
+        (solver vectors, scratch rows), counted against ``max_state_bytes``."""
+        return 1
+
     def _coef_finite(self):
         """Whether every weight of ``coef_`` is finite (learners with a packed state
         check it without reading ``coef_`` out)."""

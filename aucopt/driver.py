@@ -181,8 +181,14 @@ def learn_chunk(learner, X, y, classes, rows=None, threshold=True, sample_weight
     return learner
 
 
+def _param(learner, name, default=None):
+    """Parameter ``name`` of ``learner``, ``default`` for a learner without that
+    parameter (read on every pass: ``get_params`` costs about 40 us)."""
+    return getattr(learner, name, default)
+
+
 def _pos_label(learner):
-    return learner.get_params().get("pos_label")
+    return _param(learner, "pos_label")
 
 
 def skeleton_fit(learner, X, y):
@@ -253,10 +259,9 @@ def _repeat_input(learner, X, y, weights, fit=False, rows_given=False):
     instead (a copy), so that the map sees the copies too."""
     if weights is None:
         return X, y, None
-    params = learner.get_params()
     counts = weight_counts(weights, lambda: weight_stream(
-        params.get("random_state", 0), learner.__dict__.get("n_passes_", 0)),
-        params.get("max_state_bytes"))
+        _param(learner, "random_state", 0), learner.__dict__.get("n_passes_", 0)),
+        _param(learner, "max_state_bytes"))
     if (counts == 1).all():
         return X, y, None
     order = np.repeat(np.arange(X.shape[0], dtype=np.int64), counts)
@@ -312,17 +317,17 @@ def train(learner, rows, y):
     order, a stream is a stream)."""
     learner._init_state(rows.n_features)
     learner._resolve_auto(rows)
-    params = learner.get_params()
     if learner.traits.shuffles and learner.shuffle:  # before _prepare, which may look ahead
         learner._order_rng = order_stream(learner.random_state)
     try:
         learner._prepare(rows, y)
-        if params.get("n_epochs") == "auto":
+        n_epochs = _param(learner, "n_epochs")
+        if n_epochs == "auto":
             _train_until_stalled(learner, rows, y)
             return
-        for index in range(int(params.get("n_epochs", 1))):
+        for index in range(int(1 if n_epochs is None else n_epochs)):
             run_pass(learner, rows, y, index)
-        if "n_epochs" in params:
+        if n_epochs is not None:
             learner.stop_reason_ = "n_epochs"
     finally:
         learner.__dict__.pop("_order_rng", None)
@@ -375,7 +380,7 @@ def run_pass(learner, rows, y, index=0, monitor=None):
     (and, during a pass longer than :data:`PROGRESS_SECONDS`, progress lines)."""
     start = time.perf_counter()
     shuffle = learner.__dict__.get("_order_rng")
-    verbose = learner.get_params().get("verbose", 0)
+    verbose = _param(learner, "verbose", 0)
     with _progress_lines(learner) if verbose else contextlib.nullcontext():
         if shuffle is not None:
             order = shuffle.permutation(rows.n_rows)
