@@ -84,6 +84,7 @@ class BaseLearner(MergeMixin, Estimator):
     ``_fit(X, y)`` instead (its default, :func:`aucopt.driver.skeleton_fit`, runs
     the skeleton).
     """
+
     _estimator_type = "classifier"
     _state = {
         "classes_": Labels(),
@@ -104,7 +105,6 @@ class BaseLearner(MergeMixin, Estimator):
     # is the fitted attribute ``<name>_``, fixed by the first data a model sees
     _auto_params = {}
 
-
     def __sklearn_tags__(self):
         # only scikit-learn calls this, so it is installed when we get here
         from sklearn.utils import ClassifierTags, InputTags, Tags, TargetTags
@@ -120,8 +120,6 @@ class BaseLearner(MergeMixin, Estimator):
 
     def __sklearn_is_fitted__(self):
         return "n_features_in_" in self.__dict__
-
-    # ---- fitting
 
     # ---- fitting
 
@@ -199,9 +197,6 @@ class BaseLearner(MergeMixin, Estimator):
 
     def _check_params(self):
         """Validate parameter values (subclasses extend); raise ValueError/TypeError."""
-
-    def _check_resumable(self):
-        """Refuse parameters that changed in a way the fitted state cannot follow."""
 
     def _weight_norm(self):
         """``||w||`` of the current iterate if the learner maintains it, else None."""
