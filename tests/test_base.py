@@ -178,14 +178,6 @@ def test_interrupted_training_is_rolled_back(monkeypatch):
     assert clf.random_state_.bit_generator.state == rng_state
 
 
-def _untimed(state):
-    """A fitted_state without the wall-clock column of ``history_`` (two fits of the
-    same model differ only there)."""
-    if "history_" in state:
-        state["history_"] = state["history_"][:, 1:]
-    return state
-
-
 @pytest.mark.parametrize("during", ["rollback", "commit"])
 def test_a_second_ctrl_c_during_rollback_or_commit_waits_for_it(monkeypatch, during):
     """Ctrl-C arriving while a call restores (or commits) the model is delivered
@@ -195,7 +187,7 @@ def test_a_second_ctrl_c_during_rollback_or_commit_waits_for_it(monkeypatch, dur
     import signal
 
     from aucopt import driver
-    from aucopt.testing import assert_same_state, fitted_state
+    from aucopt.testing import assert_same_state, fitted_state, untimed
 
     X, y = _data(3)
     oam = aucopt.get("oam_seq", random_state=0).fit(X, y)  # several undo records
@@ -221,8 +213,8 @@ def test_a_second_ctrl_c_during_rollback_or_commit_waits_for_it(monkeypatch, dur
     with pytest.raises(KeyboardInterrupt):
         oam.partial_fit(X, y)
     assert calls == [1]
-    assert_same_state(_untimed(before if during == "rollback" else fitted_state(done)),
-                      _untimed(fitted_state(oam)), f"after Ctrl-C during {during}")
+    assert_same_state(untimed(before if during == "rollback" else fitted_state(done)),
+                      untimed(fitted_state(oam)), f"after Ctrl-C during {during}")
 
 
 @pytest.mark.parametrize("fails", [False, True])
@@ -230,7 +222,7 @@ def test_a_ctrl_c_just_before_the_hold_still_settles_the_call(monkeypatch, fails
     """Ctrl-C arriving after the call's work but before its rollback / commit began
     (before SIGINT is held): the step still runs, then the interrupt is raised."""
     from aucopt import driver
-    from aucopt.testing import assert_same_state, fitted_state
+    from aucopt.testing import assert_same_state, fitted_state, untimed
 
     X, y = _data(3)
     model = aucopt.get("oam_seq", random_state=0).fit(X, y)
@@ -257,8 +249,8 @@ def test_a_ctrl_c_just_before_the_hold_still_settles_the_call(monkeypatch, fails
         model.partial_fit(X, y)
     step = "rollback" if fails else "commit"
     assert calls == [step, step]
-    assert_same_state(_untimed(before if fails else fitted_state(done)),
-                      _untimed(fitted_state(model)), step)
+    assert_same_state(untimed(before if fails else fitted_state(done)),
+                      untimed(fitted_state(model)), step)
 
 
 def test_pickle_and_clone_roundtrip():
