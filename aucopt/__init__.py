@@ -19,13 +19,13 @@ _LAZY = {
     "available": ("aucopt.registry", "available"),
     "register": ("aucopt.registry", "register"),
     "load": ("aucopt.persistence", "load"),
-    "merge": ("aucopt.base", "merge"),
+    "merge": ("aucopt.merging", "merge"),
     "PluginLoadError": ("aucopt.exceptions", "PluginLoadError"),
     "NotFittedError": ("aucopt.exceptions", "NotFittedError"),
 }
-_SUBMODULES = ("base", "cli", "dask", "datasets", "exceptions", "features", "learners",
-               "metrics", "model_selection", "persistence", "plot", "registry", "testing",
-               "validation")
+_SUBMODULES = ("base", "cli", "dask", "datasets", "driver", "exceptions", "features",
+               "learners", "merging", "metrics", "model_selection", "persistence", "plot",
+               "registry", "testing", "traits", "validation")
 
 __all__ = sorted(list(_LAZY) + list(_SUBMODULES) + ["__version__"])
 

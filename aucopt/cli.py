@@ -135,9 +135,11 @@ def _train_test(args):
 
 def _learner_info(cls):
     """(family, online, merge, input limits) of a learner class, for ``aucopt list``."""
+    from aucopt.traits import traits_of
+
+    traits = traits_of(cls)
     online = "online" if hasattr(cls, "partial_fit") else "batch"
-    return (getattr(cls, "_family", ""), online, getattr(cls, "_merge", None) or "-",
-            getattr(cls, "_limits", ""))
+    return traits.family, online, traits.merge or "-", traits.limits
 
 
 def _cmd_list(args, out):
@@ -333,16 +335,15 @@ def _write_roc(model, X, y, path, out):
 def _cmd_demo(args, out):
     import aucopt
     from aucopt.datasets import Scaler, load, split
-    from aucopt.registry import get_class
 
-    cls = get_class(args.learner)
+    learner = aucopt.get(args.learner)
     X, y = load(DEMO_DATASET)
     X_train, X_test, y_train, y_test = split(X, y, test_size=0.2, random_state=0)
     method = "standard"  # zero mean, unit variance: the usual choice for dense data
     scaler = Scaler(method).fit(X_train.toarray())
     X_train, X_test = scaler.transform(X_train.toarray()), scaler.transform(X_test.toarray())
-    params = {"random_state": 0} if "random_state" in cls._get_param_names() else {}
-    learner = aucopt.get(args.learner, **params)
+    if "random_state" in learner.get_params():
+        learner.set_params(random_state=0)
     start = time.perf_counter()
     learner.fit(X_train, y_train)
     seconds = time.perf_counter() - start

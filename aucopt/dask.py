@@ -80,7 +80,10 @@ import warnings
 import numpy as np
 import scipy.sparse as sp
 
-from aucopt.base import MONITOR_ROWS, BaseLearner, Stall
+from aucopt import driver
+from aucopt.base import BaseLearner, OnlineMixin
+from aucopt.driver import MONITOR_ROWS, Stall
+from aucopt.merging import check_mergeable, merge_models
 from aucopt.validation import (check_random_state, check_sample_weight, check_X, check_y,
                                finite_rows, weight_counts)
 
@@ -214,7 +217,7 @@ def _summary(source, reader):
         total += float(sq.sum())
         top = max(top, float(sq.max(initial=0.0)))
         labels.update(np.unique(y).tolist())
-        cols = X.indices if hasattr(X, "indices") else None
+        cols = X.indices if sp.issparse(X) else None  # CSR chunks
         if cols is not None and cols.size:
             low = int(cols.min()) if low is None else min(low, int(cols.min()))
             high = max(high, int(cols.max()))
@@ -223,7 +226,7 @@ def _summary(source, reader):
 
 
 def _sqnorms(X):
-    if hasattr(X, "multiply"):
+    if sp.issparse(X):
         return np.asarray(X.multiply(X).sum(axis=1)).ravel()
     X = np.asarray(X, dtype=float)
     return np.einsum("ij,ij->i", X, X)
@@ -338,7 +341,8 @@ def _classes(labels, estimator):
         raise ValueError("the data hold no rows")
     if len(labels) != 2:
         raise ValueError(f"the labels must take exactly two values, got {labels[:10]}")
-    _, classes = check_y(np.array(labels), 2, pos_label=estimator._pos_label())
+    _, classes = check_y(np.array(labels), 2,
+                         pos_label=estimator.get_params().get("pos_label"))
     return classes
 
 
@@ -436,11 +440,11 @@ class _RowStats:
     def __init__(self, n_rows, n_features, max_sqnorm, dense):
         self.n_rows = n_rows
         self.n_features = n_features
-        self._max_sqnorm = max_sqnorm
+        self.top = max_sqnorm
         self.dense = dense  # every block dense (the rules for dense rows apply)
 
     def max_sqnorm(self):
-        return self._max_sqnorm
+        return self.top
 
 
 # --------------------------------------------------------------------------- tasks
@@ -453,7 +457,7 @@ def _train(model, sources, reader, classes, stream, shuffle_seed, online):
     order), or ``fit`` it on all of them."""
     model = copy.deepcopy(model)  # tasks must not change their inputs
     if stream is not None:
-        _set_stream(model, stream, model.__sklearn_is_fitted__())
+        driver.set_stream(model, stream)
     if not online:
         weights = [reader.weights(s) for s in sources]
         return model.fit(*_stack([c for s in sources for c in reader.chunks(s)]),
@@ -467,7 +471,7 @@ def _train(model, sources, reader, classes, stream, shuffle_seed, online):
                 pick = order.permutation(y.shape[0])
                 rows, y = rows.take(pick), y[pick]
                 weights = None if weights is None else weights[pick]
-            model._learn_chunk(X, y, classes, rows=rows, threshold=False,
+            driver.learn_chunk(model, X, y, classes, rows=rows, threshold=False,
                                sample_weight=weights)
     return model
 
@@ -479,32 +483,22 @@ def _stack(chunks):
     return X, np.concatenate([y for _, y in chunks])
 
 
-def _set_stream(model, stream, fitted):
-    """Draw the model's random numbers from ``stream`` from now on."""
-    if not fitted:
-        model.set_params(random_state=stream)
-        return
-    for name, field in model._state_spec().items():
-        if type(field).__name__ == "Generator" and name in model.__dict__:
-            setattr(model, name, check_random_state(copy.deepcopy(stream)))
-
-
 def _merge_pair(a, b, base, finish):
     """Merge two ``(model, rows)`` nodes of the tree (b may be None: finish a)."""
     model, rows = a
     model = copy.deepcopy(model)
     if b is None:
-        return model._merge_models([], None, base, finish), rows
+        return merge_models(model, [], None, base, finish), rows
     other, more = b
-    weights = None if type(model)._merge == "exact" else [rows, more]
-    return model._merge_models([other], weights, base, finish), rows + more
+    weights = None if model.traits.merge == "exact" else [rows, more]
+    return merge_models(model, [other], weights, base, finish), rows + more
 
 
 def _scores(model, source, reader):
     """Ranking scores (no intercept) and labels in {-1, +1} of a block's rows."""
     out, labels = [], []
     for _, y, rows, weights in reader.training_chunks(source, model.classes_):
-        scores = model._raw_scores(rows)
+        scores = driver.raw_scores(model, rows)
         if weights is not None:  # the threshold of the weighted rows: their copies
             counts = weight_counts(weights, lambda: np.random.default_rng(0))
             scores, y = np.repeat(scores, counts), np.repeat(y, counts)
@@ -594,33 +588,32 @@ def fit(estimator, X, y=None, client=None, n_rounds=None, *, n_parts=None,
     cls = type(estimator)
     if not isinstance(estimator, BaseLearner):
         raise TypeError(f"estimator must be an aucopt learner, got {cls.__name__}")
-    cls._check_mergeable()
-    if cls._input_rows is not BaseLearner._input_rows:
+    check_mergeable(cls)
+    if cls.traits.row_map:
         raise TypeError(f"{cls.__name__} learns on a feature map fitted on its first "
                         "data; on a cluster each part would fit its own and the models "
                         "could not be merged: map the data first and train the linear "
                         "learner")
-    estimator._check_params()
+    driver.check_params(estimator)
     client = _Watched(client if client is not None else _default_client(distributed),
                       distributed)
-    online = hasattr(estimator, "partial_fit")
+    online = isinstance(estimator, OnlineMixin)
     epochs = online and "n_epochs" in estimator.get_params()
     rounds, stall = _rounds(estimator, n_rounds, epochs)
 
     entropy = int(check_random_state(estimator.random_state).integers(2**63)) \
         if "random_state" in estimator.get_params() else 0
-    shuffle = _check_shuffle(shuffle) and cls._merge != "exact"
+    shuffle = _check_shuffle(shuffle) and cls.traits.merge != "exact"
     blocks, total, d, classes = _data(dask, client, estimator, X, y, n_features,
                                       zero_based, chunk_size, n_parts,
                                       entropy if shuffle else None, sample_weight)
 
     template = cls(**estimator.get_params())
-    if template._auto_params:
-        template._fix_auto(total["sqnorm"] / total["weight"] or 1.0,
-                           _RowStats(total["weight"], d, total["max_sqnorm"],
-                                     total["dense"]))
-        if not online:  # fit starts afresh: give it the values as parameters
-            template.set_params(**{k: getattr(template, k + "_") for k in cls._auto_params})
+    resolved = driver.fix_auto(template, total["sqnorm"] / total["weight"] or 1.0,
+                               _RowStats(total["weight"], d, total["max_sqnorm"],
+                                         total["dense"]))
+    if not online:  # fit starts afresh: give it the values as parameters
+        template.set_params(**resolved)
     plan = _Plan(estimator, template, blocks, classes, online, entropy)
     monitor = _monitor(dask, client, blocks, total["rows"], classes) if stall else None
     previous, index = None, 0
@@ -634,7 +627,7 @@ def fit(estimator, X, y=None, client=None, n_rounds=None, *, n_parts=None,
         model = client.gather(future)
         previous = future
         if stall is not None:
-            model.objective_ = float(model._objective(*monitor(model)))
+            model.objective_ = driver.objective(model, *monitor(model))
             if stall.update(model.objective_):
                 model.stop_reason_ = "tol"
                 break
@@ -643,13 +636,13 @@ def fit(estimator, X, y=None, client=None, n_rounds=None, *, n_parts=None,
             break
     scores = client.compute([dask.delayed(_scores)(future, source, blocks.reader)
                              for source in blocks.sources], sync=True)
-    model._set_threshold(np.concatenate([s for s, _ in scores]),
+    driver.set_threshold(model, np.concatenate([s for s, _ in scores]),
                          np.concatenate([t for _, t in scores]))
     if online:  # passes over all of the data
         model.n_passes_ = index
     if epochs and stall is None:
         model.stop_reason_ = "n_epochs"
-    return _adopt(estimator, model)
+    return driver.adopt(estimator, model)
 
 
 class _Plan:
@@ -664,14 +657,13 @@ class _Plan:
         # each part's total sample weight (its rows, unweighted): the draws of an
         # exact learner's stream and the weight of the part in a merge
         self.rows = [sum(blocks.weights[i] for i in run) for run in self.runs]
-        self.exact = cls._merge == "exact"
+        self.exact = cls.traits.merge == "exact"
         # an exact learner's draws: consecutive segments of one stream (opaucr)
-        self.streams = (template._segment_streams(self.rows)
-                        if self.exact and hasattr(template, "_segment_streams")
+        self.streams = (driver.part_streams(template, self.rows) if self.exact
                         else [None] * len(self.runs))
         self.entropy = entropy
-        self.shuffles = not self.exact and online and cls._shuffles \
-            and getattr(estimator, "shuffle", False)
+        self.shuffles = not self.exact and online and cls.traits.shuffles \
+            and estimator.get_params().get("shuffle", False)
 
     def round(self, dask, previous, index):
         """The delayed model of round ``index``: every part continues ``previous``
@@ -709,11 +701,11 @@ class _Watched:
 
     def __init__(self, client, distributed):
         self.client = client
-        self._distributed = distributed
+        self.distributed = distributed
         events = client.get_events("all")
-        self._since = events[-1][0] if events else float("-inf")
-        self._workers = set(client.nthreads())
-        if not self._workers:
+        self.seen_until = events[-1][0] if events else float("-inf")
+        self.known_workers = set(client.nthreads())
+        if not self.known_workers:
             raise RuntimeError("aucopt.dask.fit: the cluster has no worker (yet); wait for "
                                "them first (client.wait_for_workers(n))")
 
@@ -729,27 +721,27 @@ class _Watched:
         pending = futures if isinstance(futures, list) else [futures]
         while True:
             try:
-                self._distributed.wait(pending, timeout=_POLL_SECONDS)
+                self.distributed.wait(pending, timeout=_POLL_SECONDS)
                 break
             except TimeoutError:
                 try:
-                    self._check()
+                    self.check_workers()
                 except RuntimeError:
                     self.client.cancel(pending)
                     raise
         return self.client.gather(futures)
 
-    def _check(self):
+    def check_workers(self):
         """Replay the worker events since the last check; raise if none was left."""
         for stamp, event in self.client.get_events("all"):
-            if stamp <= self._since or not isinstance(event, dict):
+            if stamp <= self.seen_until or not isinstance(event, dict):
                 continue
-            self._since = stamp
+            self.seen_until = stamp
             if event.get("action") == "add-worker":
-                self._workers.add(event.get("worker"))
+                self.known_workers.add(event.get("worker"))
             elif event.get("action") == "remove-worker":
-                self._workers.discard(event.get("worker"))
-                if not self._workers:
+                self.known_workers.discard(event.get("worker"))
+                if not self.known_workers:
                     raise RuntimeError(
                         "aucopt.dask.fit: every worker of the cluster was gone at once; the "
                         "training blocks kept on them cannot be placed again (Dask leaves "
@@ -794,17 +786,7 @@ def _monitor(dask, client, blocks, n_rows, classes):
     X, y = _stack([p for p in client.compute(tasks, sync=True) if p is not None])
     y_pm, _ = check_y(y, y.shape[0], classes=classes)
     X = check_X(X)
-    return lambda model: (model._input_rows(X, fit_map=False), y_pm)
-
-
-def _adopt(estimator, model):
-    """Fit ``estimator`` in place with the state of ``model`` (its parameters kept)."""
-    params = set(estimator._get_param_names())
-    estimator._clear_fitted()
-    estimator.__dict__.update({k: v for k, v in model.__dict__.items()
-                               if k not in params and not k.startswith("_")})
-    estimator._invalidate()
-    return estimator
+    return lambda model: (driver.rows_of(model, X), y_pm)
 
 
 # --------------------------------------------------------------------------- scoring
@@ -830,7 +812,7 @@ def decision_function(estimator, X, zero_based="auto"):
         array, a bag with one array of scores per file for a bag.
     """
     dask, _ = _modules()
-    estimator._check_fitted()
+    driver.check_fitted(estimator)
     model = dask.delayed(estimator, pure=True)
     if isinstance(X, dask.bag.Bag):
         return X.map(_file_scores, model, zero_based)

@@ -15,7 +15,9 @@ only when asked for by name. Rules:
   :class:`~aucopt.exceptions.PluginLoadError` naming the plugin and its
   distribution; every other name keeps working;
 * a loaded object that is not a class satisfying :class:`aucopt.base.Learner` is
-  refused with a message listing what it lacks;
+  refused with a message listing what it lacks, and so is a learner built on
+  :class:`aucopt.base.BaseLearner` whose ``traits`` is not a
+  :class:`~aucopt.traits.Traits` fitting the class (:func:`check_traits`);
 * built-ins win a name clash, with a warning naming both; :func:`register` at
   run time cannot take a built-in's name;
 * the same entry point seen twice (an editable and an installed copy of one
@@ -37,11 +39,12 @@ import os
 import warnings
 from typing import Any, Callable, TypeVar
 
-from aucopt.base import Learner
+from aucopt.base import BaseLearner, Learner
 from aucopt.exceptions import PluginLoadError
+from aucopt.traits import Traits
 
 __all__ = ["register", "get", "get_class", "available", "name_of", "reload_plugins",
-           "ENTRY_POINT_GROUP"]
+           "check_traits", "ENTRY_POINT_GROUP"]
 
 ENTRY_POINT_GROUP = "aucopt.learners"
 BUILTIN = "built-in"
@@ -74,6 +77,11 @@ class _Plugin:
                     f"uninstall that distribution, or set AUCOPT_DISABLE_PLUGINS=1",
                     name=name, distribution=self.origin) from exc
             problem = _protocol_problem(obj)
+            if not problem:
+                try:
+                    check_traits(obj)
+                except (TypeError, ValueError) as exc:
+                    problem = str(exc)
             if problem:
                 raise PluginLoadError(
                     f"plugin learner {name!r} from {self.origin} "
@@ -94,6 +102,40 @@ def _protocol_problem(obj):
     return ""
 
 
+def check_traits(cls):
+    """Refuse a learner class whose ``traits`` do not fit it.
+
+    A class built on :class:`~aucopt.base.BaseLearner` (or declaring ``traits``)
+    needs a :class:`~aucopt.traits.Traits` (else TypeError); a declared stream
+    needs ``partial_fit``, shuffling the ``shuffle`` and ``random_state``
+    parameters, stream segments ``_segment_streams``, a merge kind the merge of
+    :class:`~aucopt.base.BaseLearner` (else ValueError). A bare
+    :class:`~aucopt.base.Learner` without ``traits`` declares nothing.
+    """
+    traits = getattr(cls, "traits", None)
+    name = cls.__qualname__
+    skeleton = issubclass(cls, BaseLearner)
+    if traits is None and not skeleton:
+        return
+    if not isinstance(traits, Traits):
+        raise TypeError(f"{name}.traits must be an aucopt.traits.Traits, got "
+                        f"{type(traits).__name__}")
+    problem = None
+    params = cls._get_param_names() if skeleton else ()
+    missing = [p for p in ("shuffle", "random_state") if p not in params]
+    if traits.stream is not None and not callable(getattr(cls, "partial_fit", None)):
+        problem = f"declares traits.stream={traits.stream!r} but has no partial_fit"
+    elif traits.shuffles and missing:
+        problem = f"declares traits.shuffles but has no {' or '.join(missing)} parameter"
+    elif traits.stream_segments and not callable(getattr(cls, "_segment_streams", None)):
+        problem = "declares traits.stream_segments but has no _segment_streams(sizes)"
+    elif traits.merge is not None and not skeleton:
+        problem = (f"declares traits.merge={traits.merge!r} but is not built on "
+                   "aucopt.base.BaseLearner, whose merge it needs")
+    if problem:
+        raise ValueError(f"{name} {problem}")
+
+
 T = TypeVar("T", bound=type)
 
 
@@ -110,7 +152,9 @@ def register(name: str) -> Callable[[T], T]:
     TypeError
         If the decorated object is not a class satisfying the Learner protocol.
     ValueError
-        If ``name`` is already taken by another class (built-in names always are).
+        If ``name`` is already taken by another class (built-in names always are),
+        or the class's ``traits`` do not fit it (a ``traits`` that is not a
+        :class:`~aucopt.traits.Traits` is a TypeError).
     """
     if not isinstance(name, str) or not name:
         raise TypeError(f"learner name must be a non-empty string, got {name!r}")
@@ -119,6 +163,10 @@ def register(name: str) -> Callable[[T], T]:
         problem = _protocol_problem(cls)
         if problem:
             raise TypeError(f"cannot register {name!r}: {problem}")
+        try:
+            check_traits(cls)
+        except (TypeError, ValueError) as exc:
+            raise type(exc)(f"cannot register {name!r}: {exc}") from None
         _ensure_builtins()
         if name in _registered and _registered[name][0] is not cls:
             raise ValueError(f"learner name {name!r} is already registered to the "
@@ -137,6 +185,7 @@ def _ensure_builtins():
         from aucopt.learners import BUILTINS
 
         for name, cls in BUILTINS.items():
+            check_traits(cls)  # a built-in that fails is a bug of aucopt itself
             _registered.setdefault(name, (cls, BUILTIN))
         _builtins_loaded = True
 

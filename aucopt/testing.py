@@ -14,8 +14,8 @@ What is checked:
 * dense and CSR input (and CSC, COO, int64 indices) give the same model, bit for bit;
 * the same ``random_state`` gives the same model;
 * streaming: ``partial_fit`` over chunks equals ``fit`` (learners declaring
-  ``_stream = "chunks"``), or ``n_epochs`` calls of ``partial_fit`` on the whole
-  data equal ``fit`` (``_stream = "epochs"``);
+  ``traits.stream = "chunks"``), or ``n_epochs`` calls of ``partial_fit`` on the
+  whole data equal ``fit`` (``traits.stream = "epochs"``);
 * ``save`` / :func:`aucopt.load` round trip gives identical scores, and training
   resumes identically after loading;
 * failed calls (bad parameters, NaN, wrong feature count, one class) and interrupted
@@ -28,7 +28,7 @@ What is checked:
   model, integer weights the model of the repeated rows (copies one after the
   other), zero weights the model without those rows, all bit for bit (``fit`` and
   ``partial_fit``; to 1e-10 for integer weights of a learner that weighs its rows
-  in its own sums, ``_weighs_rows``, as BAM); dense and CSR weighted fits agree bit
+  in its own sums, ``traits.weighs_rows``, as BAM); dense and CSR weighted fits agree bit
   for bit; bad weights raise ``ValueError`` and leave the model as it was (a
   plugin whose own ``_fit`` takes no ``sample_weight`` must refuse them with
   ``TypeError``);
@@ -43,12 +43,14 @@ import numpy as np
 import scipy.sparse as sp
 
 from aucopt.exceptions import NotFittedError
+from aucopt.driver import resolved_params
+from aucopt.traits import traits_of
 
 __all__ = ["check_learner", "check_dense_equals_csr", "check_same_seed_same_model",
            "check_streaming", "check_save_load", "check_failed_calls_leave_model",
            "check_interrupt_rolls_back", "check_failed_call_leaves_model_unchanged",
            "check_verbose_lines", "check_not_fitted", "check_sample_weight",
-           "contract_data", "fitted_state", "assert_same_state"]
+           "contract_data", "fitted_state", "untimed", "assert_same_state"]
 
 
 def contract_data(seed=0, n=80, d=8):
@@ -90,6 +92,14 @@ def fitted_state(learner):
         else:
             out[key] = value
     return out
+
+
+def untimed(state):
+    """A :func:`fitted_state` without the wall-clock column of ``history_``: two runs
+    of one call differ only there."""
+    if "history_" in state:
+        state["history_"] = state["history_"][:, 1:]
+    return state
 
 
 def assert_same_state(before, after, what):
@@ -156,7 +166,7 @@ def check_same_seed_same_model(learner):
 
 def check_streaming(learner):
     """``partial_fit`` continues one stream (see the module docstring)."""
-    mode = getattr(type(learner), "_stream", None)
+    mode = traits_of(learner).stream
     if mode is None or not hasattr(learner, "partial_fit"):
         return
     X, y = contract_data(3)
@@ -166,9 +176,7 @@ def check_streaming(learner):
         fitted = _with_seed(learner, **keep).fit(X, y)
         # data-derived ("auto") parameters are fixed by the first data a model sees:
         # the first chunk for a stream, all rows for fit; give the stream fit's values
-        resolved = {name: fitted.__dict__[name + "_"]
-                    for name in getattr(type(learner), "_auto_params", {})}
-        stream = _with_seed(learner, **keep, **resolved)
+        stream = _with_seed(learner, **keep, **resolved_params(fitted))
         for start in range(0, X.shape[0], 23):
             stop = start + 23
             stream.partial_fit(sp.csr_matrix(X[start:stop]), y[start:stop], classes=[0, 1])
@@ -289,14 +297,15 @@ class InjectedFailure(Exception):
     """The failure :func:`check_failed_call_leaves_model_unchanged` injects."""
 
 
-# Where a failure is injected: (method, "before" / "after" it runs). Each one that a
-# call reaches is tried at every time the call reaches it (a pass of a multi-pass fit
-# counts), so the failure strikes with the call's work partly or wholly applied:
-# after the per-call preparation, between a kernel's in-place writes and the scalars
+# Where a failure is injected: (method, "before" / "after" it runs; a name
+# "driver.<function>" is a function of aucopt.driver). Each one that a call reaches
+# is tried at every time the call reaches it (a pass of a multi-pass fit counts), so
+# the failure strikes with the call's work partly or wholly applied: after the
+# per-call preparation, between a kernel's in-place writes and the scalars
 # that go with them, after each pass, after the threshold, after a merge's values
 # are stored and after its derived state (a solve) is computed.
 FAILURE_SEAMS = (("_prepare", "after"), ("_store_weights", "before"), ("_pass", "after"),
-                 ("_run_pass", "after"), ("_fit", "after"), ("_finish", "after"),
+                 ("driver.run_pass", "after"), ("_fit", "after"), ("_finish", "after"),
                  ("_merge_store", "after"), ("_merge_finish", "after"))
 # At most this many reaches of one seam are tried per call (the first ones and the
 # last): a fit of many passes would otherwise cost O(passes^2).
@@ -307,22 +316,26 @@ class _Seams:
     """Count the reaches of each seam of ``cls`` during a call, or fail at one."""
 
     def __init__(self, cls):
-        self.cls = cls
-        from aucopt.base import BaseLearner
+        from aucopt import driver
 
         # the skeleton's _fit is a plugin's hook only when overridden (fit tests that)
-        self.seams = [(name, when) for name, when in FAILURE_SEAMS if hasattr(cls, name)
-                      and getattr(cls, name) is not getattr(BaseLearner, "_fit")]
+        self.seams = [(name, when) for name, when in FAILURE_SEAMS
+                      if name.startswith("driver.") or hasattr(cls, name)
+                      and getattr(cls, name) is not driver.skeleton_fit]
+        self.owners = {name: driver if name.startswith("driver.") else cls
+                       for name, _ in self.seams}
         self.counts = {}
         self.strike = None
 
     def __enter__(self):
-        self.saved = {name: self.cls.__dict__.get(name) for name, _ in self.seams}
+        self.saved = {name: vars(owner).get(name.rpartition(".")[2])
+                      for name, owner in self.owners.items()}
         for name, when in self.seams:
-            self._wrap(name, when, getattr(self.cls, name))
+            owner, attr = self.owners[name], name.rpartition(".")[2]
+            self._wrap(owner, name, when, getattr(owner, attr))
         return self
 
-    def _wrap(self, name, when, method):
+    def _wrap(self, owner, name, when, method):
         seams = self
 
         def wrapped(*args, **kwargs):
@@ -333,7 +346,7 @@ class _Seams:
                 seams._reach(name)
             return out
 
-        setattr(self.cls, name, wrapped)
+        setattr(owner, name.rpartition(".")[2], wrapped)
 
     def _reach(self, name):
         self.counts[name] = self.counts.get(name, 0) + 1
@@ -342,10 +355,11 @@ class _Seams:
 
     def __exit__(self, *exc):
         for name, method in self.saved.items():
+            owner, attr = self.owners[name], name.rpartition(".")[2]
             if method is None:
-                delattr(self.cls, name)
+                delattr(owner, attr)
             else:
-                setattr(self.cls, name, method)
+                setattr(owner, attr, method)
 
     def strikes(self, call):
         """Run ``call`` once to count the reaches; the (seam, reach) pairs to try."""
@@ -403,7 +417,7 @@ def _inject_in_stream(learner, cls, X, y):
     chunks = [(sp.csr_matrix(X[i:i + 24]), y[i:i + 24]) for i in range(0, len(y), 24)]
     # "auto" parameters as fit resolves them on all rows (a first chunk may give a
     # step that diverges later in the stream)
-    resolved = _resolved(_with_seed(learner).fit(X, y))
+    resolved = resolved_params(_with_seed(learner).fit(X, y))
     clean = _with_seed(learner, **resolved)
     for Xc, yc in chunks:
         clean.partial_fit(Xc, yc, classes=[0, 1])
@@ -438,14 +452,14 @@ def _inject_in_fit_and_merge(learner, cls, X, y):
         probe = copy.deepcopy(model)
         for strike in seams.strikes(lambda: probe.fit(X[half:], y[half:])):
             seams.fail_at(strike, refit, before, model, "fit of a fitted model")
-        if getattr(cls, "_merge", None) is None:
+        if traits_of(cls).merge is None:
             return
-        model = _with_seed(learner, **_resolved(model)).fit(X[:half], y[:half])
+        model = _with_seed(learner, **resolved_params(model)).fit(X[:half], y[:half])
         before = fitted_state(model)
         # a part of another seed (OPAUCr needs independent draws), or of the same
         # seed (a learner on a feature map needs the same map)
         for seed in (1, 0):
-            other = _with_seed(learner, seed, **_resolved(model)).fit(X[:half], y[:half])
+            other = _with_seed(learner, seed, **resolved_params(model)).fit(X[:half], y[:half])
             probe = copy.deepcopy(model)
             try:
                 strikes = seams.strikes(lambda: probe.merge(other))
@@ -455,12 +469,6 @@ def _inject_in_fit_and_merge(learner, cls, X, y):
                 seams.fail_at(strike, lambda: model.merge(other), before, model, "merge")
             return
         raise AssertionError("no part merges with the model, whatever its seed")
-
-
-def _resolved(model):
-    """The model's data-derived parameters, given explicitly (merge needs equal ones)."""
-    return {name: model.__dict__[name + "_"]
-            for name in getattr(type(model), "_auto_params", {})}
 
 
 def check_verbose_lines(learner):
@@ -505,8 +513,7 @@ def check_sample_weight(learner):
     _same_model(_with_seed(learner).fit(X, y, sample_weight=np.ones(X.shape[0])), model, X,
                 "fit with weights 1")
     # a learner that weighs its rows in its own sums equals the repeated rows to rounding
-    weighs = getattr(type(learner), "_weighs_rows", False) \
-        and not getattr(type(learner), "_repeats_input", False)
+    weighs = traits_of(learner).weighs_rows and not traits_of(learner).row_map
     for what, w, X_ref, y_ref in (
             ("integer weights", weights, X.repeat(weights, axis=0), y.repeat(weights)),
             ("zero weights", (weights > 0).astype(float), X[weights > 0], y[weights > 0])):

@@ -178,14 +178,6 @@ def test_interrupted_training_is_rolled_back(monkeypatch):
     assert clf.random_state_.bit_generator.state == rng_state
 
 
-def _untimed(state):
-    """A fitted_state without the wall-clock column of ``history_`` (two fits of the
-    same model differ only there)."""
-    if "history_" in state:
-        state["history_"] = state["history_"][:, 1:]
-    return state
-
-
 @pytest.mark.parametrize("during", ["rollback", "commit"])
 def test_a_second_ctrl_c_during_rollback_or_commit_waits_for_it(monkeypatch, during):
     """Ctrl-C arriving while a call restores (or commits) the model is delivered
@@ -194,14 +186,14 @@ def test_a_second_ctrl_c_during_rollback_or_commit_waits_for_it(monkeypatch, dur
     import os
     import signal
 
-    from aucopt import base
-    from aucopt.testing import assert_same_state, fitted_state
+    from aucopt import driver
+    from aucopt.testing import assert_same_state, fitted_state, untimed
 
     X, y = _data(3)
     oam = aucopt.get("oam_seq", random_state=0).fit(X, y)  # several undo records
     done = aucopt.get("oam_seq", random_state=0).fit(X, y).partial_fit(X, y)
     before = fitted_state(oam)
-    undo = base._Transaction.rollback if during == "rollback" else base._Transaction.commit
+    undo = driver._Transaction.rollback if during == "rollback" else driver._Transaction.commit
     calls = []
 
     def interrupted(tx):
@@ -209,7 +201,7 @@ def test_a_second_ctrl_c_during_rollback_or_commit_waits_for_it(monkeypatch, dur
         calls.append(1)
         undo(tx)
 
-    monkeypatch.setattr(base._Transaction, during, interrupted)
+    monkeypatch.setattr(driver._Transaction, during, interrupted)
     work = type(oam)._pass
 
     def failing(self, *args):
@@ -221,22 +213,22 @@ def test_a_second_ctrl_c_during_rollback_or_commit_waits_for_it(monkeypatch, dur
     with pytest.raises(KeyboardInterrupt):
         oam.partial_fit(X, y)
     assert calls == [1]
-    assert_same_state(_untimed(before if during == "rollback" else fitted_state(done)),
-                      _untimed(fitted_state(oam)), f"after Ctrl-C during {during}")
+    assert_same_state(untimed(before if during == "rollback" else fitted_state(done)),
+                      untimed(fitted_state(oam)), f"after Ctrl-C during {during}")
 
 
 @pytest.mark.parametrize("fails", [False, True])
 def test_a_ctrl_c_just_before_the_hold_still_settles_the_call(monkeypatch, fails):
     """Ctrl-C arriving after the call's work but before its rollback / commit began
     (before SIGINT is held): the step still runs, then the interrupt is raised."""
-    from aucopt import base
-    from aucopt.testing import assert_same_state, fitted_state
+    from aucopt import driver
+    from aucopt.testing import assert_same_state, fitted_state, untimed
 
     X, y = _data(3)
     model = aucopt.get("oam_seq", random_state=0).fit(X, y)
     done = aucopt.get("oam_seq", random_state=0).fit(X, y).partial_fit(X, y)
     before = fitted_state(model)
-    hold, calls = base._holding_sigint, []
+    hold, calls = driver._holding_sigint, []
 
     def late(fn):
         calls.append(fn.__name__)
@@ -244,7 +236,7 @@ def test_a_ctrl_c_just_before_the_hold_still_settles_the_call(monkeypatch, fails
             raise KeyboardInterrupt  # arrived before the step started
         return hold(fn)
 
-    monkeypatch.setattr(base, "_holding_sigint", late)
+    monkeypatch.setattr(driver, "_holding_sigint", late)
     if fails:
         work = type(model)._pass
 
@@ -257,8 +249,8 @@ def test_a_ctrl_c_just_before_the_hold_still_settles_the_call(monkeypatch, fails
         model.partial_fit(X, y)
     step = "rollback" if fails else "commit"
     assert calls == [step, step]
-    assert_same_state(_untimed(before if fails else fitted_state(done)),
-                      _untimed(fitted_state(model)), step)
+    assert_same_state(untimed(before if fails else fitted_state(done)),
+                      untimed(fitted_state(model)), step)
 
 
 def test_pickle_and_clone_roundtrip():
@@ -305,10 +297,10 @@ def test_long_passes_print_progress_lines_between_the_pass_lines(monkeypatch, ca
     (indented, so the one "-- " line per pass stays the pass's summary)."""
     import time
 
-    from aucopt import base
+    from aucopt import driver
     from aucopt.learners.stochastic import PSAM
 
-    monkeypatch.setattr(base, "PROGRESS_SECONDS", 0.02)
+    monkeypatch.setattr(driver, "PROGRESS_SECONDS", 0.02)
     work = PSAM._pass
 
     def slow(self, *args):

@@ -146,7 +146,7 @@ def test_every_builtin_declares_family_and_input_limits():
     for name, origin in aucopt.available().items():
         if origin == BUILTIN:
             cls = get_class(name)
-            assert cls._family and cls._limits, name
+            assert cls.traits.family and cls.traits.limits, name
 
 
 def test_stream_trains_chunk_by_chunk_like_partial_fit(tmp_path):

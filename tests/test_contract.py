@@ -110,8 +110,8 @@ def test_verbose_lines(name):
 @pytest.mark.parametrize("name", NAMES)
 def test_declared_pair_loss_is_one_at_zero_and_grows_with_misranking(name):
     """The divergence rule refuses a mean pair loss over LOSS_LIMIT times that of
-    w = 0, which it takes to be 1: a learner's ``_pair_loss`` must agree."""
-    loss = get_class(name)._pair_loss
+    w = 0, which it takes to be 1: a learner's ``traits.pair_loss`` must agree."""
+    loss = get_class(name).traits.pair_loss
     if loss is None:
         return
     pos, neg = np.zeros(7), np.zeros(5)
@@ -121,11 +121,12 @@ def test_declared_pair_loss_is_one_at_zero_and_grows_with_misranking(name):
 
 
 def test_every_builtin_declares_its_stream_mode_or_none():
-    for name in NAMES:
-        cls = get_class(name)
-        assert getattr(cls, "_stream", None) in (None, "chunks", "epochs"), name
-        if getattr(cls, "_stream", None):
-            assert hasattr(cls, "partial_fit"), name
+    modes = {name: get_class(name).traits.stream for name in NAMES}
+    for name, mode in modes.items():
+        assert mode in (None, "chunks", "epochs"), name
+        if mode:
+            assert hasattr(get_class(name), "partial_fit"), name
+    assert {"chunks", "epochs"} <= set(modes.values())  # both stream checks run
 
 
 def test_the_readme_plugin_learner_passes_the_contract(monkeypatch):

@@ -139,7 +139,7 @@ class DiesOnce(PSAM):
         super().__init__(n_epochs=n_epochs, random_state=random_state)
         self.flag = flag
 
-    def _learn_chunk(self, *args, **kwargs):
+    def _pass(self, *args, **kwargs):
         if self.flag:
             try:  # atomic: exactly one worker dies (two checking at once both died,
                 # and with every worker gone the blocks kept for them waited forever)
@@ -148,7 +148,7 @@ class DiesOnce(PSAM):
                 pass
             else:
                 os._exit(1)  # the worker dies mid-task; its nanny starts a new one
-        return super()._learn_chunk(*args, **kwargs)
+        return super()._pass(*args, **kwargs)
 
 
 def test_a_worker_killed_mid_fit_is_retried_with_the_same_result(client, task, tmp_path):
@@ -285,11 +285,11 @@ def test_a_bag_of_files_of_one_class_each_is_warned_about(client, tmp_path):
 class Slow(PSAM):
     """PSAM that sleeps on every chunk (a fit long enough to kill its workers)."""
 
-    def _learn_chunk(self, *args, **kwargs):
+    def _pass(self, *args, **kwargs):
         import time
 
         time.sleep(0.2)
-        return super()._learn_chunk(*args, **kwargs)
+        return super()._pass(*args, **kwargs)
 
 
 @pytest.mark.slow  # a cluster of its own, whose workers restart: about 17 s

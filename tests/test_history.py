@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import aucopt
-from aucopt.base import HISTORY_COLUMNS
+from aucopt.driver import HISTORY_COLUMNS
 from aucopt.metrics import roc_auc
 from aucopt.registry import BUILTIN, get_class
 from aucopt.testing import assert_same_state, contract_data, fitted_state

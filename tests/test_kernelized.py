@@ -138,7 +138,7 @@ def test_learners_with_a_width_limit_warn_on_wider_rows(name):
     narrow = sp.random(200, 500, density=0.05, format="csr", random_state=0)
     size = "n_landmarks" if name == "noam" else "n_components"
     params = {size: 20, "random_state": 0}
-    limited = aucopt.get(name)._max_features is not None
+    limited = aucopt.get(name).traits.max_features is not None
     assert limited == (name != "nbam")
     with warnings.catch_warnings():
         warnings.simplefilter("error", InputLimitWarning)

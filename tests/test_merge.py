@@ -19,9 +19,9 @@ from reference import optroc_bruteforce, pairwise_square_minimiser, sketched_squ
 
 NAMES = sorted(n for n, origin in aucopt.available().items() if origin == BUILTIN)
 MAPPED = {n for n in NAMES if getattr(get_class(n), "_map_class", None) is not None}
-EXACT = [n for n in NAMES if get_class(n)._merge == "exact"]
-AVERAGE = [n for n in NAMES if get_class(n)._merge == "average" and n not in MAPPED]
-NOT_MERGEABLE = [n for n in NAMES if get_class(n)._merge is None]
+EXACT = [n for n in NAMES if get_class(n).traits.merge == "exact"]
+AVERAGE = [n for n in NAMES if get_class(n).traits.merge == "average" and n not in MAPPED]
+NOT_MERGEABLE = [n for n in NAMES if get_class(n).traits.merge is None]
 CUT = 170  # first part: rows [0, CUT), second: the rest
 
 
@@ -451,10 +451,10 @@ def test_every_learner_declares_and_documents_how_it_merges(capsys):
     column = lines[0].split().index("merge")
     for name in NAMES:
         cls = get_class(name)
-        assert cls._merge in ("exact", "average", None), name
-        assert ("Merging:" in cls.__doc__) == (cls._merge is not None), name
+        assert cls.traits.merge in ("exact", "average", None), name
+        assert ("Merging:" in cls.__doc__) == (cls.traits.merge is not None), name
         row = next(line.split() for line in lines[1:] if line.split()[0] == name)
-        assert (cls._merge or "-") in row, name
+        assert (cls.traits.merge or "-") in row, name
     assert column > 0
 
 

@@ -28,7 +28,7 @@ import pytest
 import scipy.sparse as sp
 
 import aucopt
-from aucopt import base
+from aucopt import driver
 from aucopt.datasets import Scaler, load
 
 PINS = os.path.join(os.path.dirname(__file__), "data", "pinned_models.npz")
@@ -111,7 +111,7 @@ def test_model_equals_the_pinned_one(name, ds, monkeypatch):
     # dna_ei) gives models that the driver now refuses as diverged (pairwise square
     # loss 3-5 x 10^3 on their training rows); the pins check the arithmetic, so
     # the limit is lifted.
-    monkeypatch.setattr(base, "LOSS_LIMIT", np.inf)
+    monkeypatch.setattr(driver, "LOSS_LIMIT", np.inf)
     X, y = _data(ds)
     with np.load(PINS) as pins:
         coef, intercept = pins[f"{ds}/{name}/coef"], pins[f"{ds}/{name}/intercept"][0]

@@ -4,6 +4,7 @@ import subprocess
 import sys
 import textwrap
 import warnings
+from dataclasses import FrozenInstanceError, replace
 
 import numpy as np
 import pytest
@@ -11,6 +12,7 @@ import pytest
 import aucopt
 from aucopt import registry
 from aucopt.exceptions import PluginLoadError
+from aucopt.traits import Traits
 
 
 def test_builtins_are_listed_with_their_origin():
@@ -42,6 +44,37 @@ def test_register_refuses_non_learners_and_taken_names():
         @aucopt.register("sam")
         class Other(aucopt.learners.SAM):
             pass
+
+
+def test_register_checks_the_declared_traits(monkeypatch):
+    monkeypatch.setattr(registry, "_registered", dict(registry._registered))
+    with pytest.raises(ValueError, match="Traits.merge must be None or one of"):
+        Traits(merge="sum")
+    with pytest.raises(TypeError, match="Traits.shuffles must be True or False"):
+        Traits(shuffles=1)
+    with pytest.raises(FrozenInstanceError):
+        aucopt.learners.SAM.traits.merge = None
+
+    class Loose(aucopt.learners.BAM):
+        traits = {"merge": "average"}  # a loose knob, not a declaration
+
+    with pytest.raises(TypeError, match="traits must be an aucopt.traits.Traits, got dict"):
+        aucopt.register("loose-bam")(Loose)
+
+    class Streaming(aucopt.learners.BAM):  # no partial_fit
+        traits = replace(aucopt.learners.BAM.traits, stream="chunks")
+
+    with pytest.raises(ValueError, match="stream='chunks' but has no partial_fit"):
+        aucopt.register("streaming-bam")(Streaming)
+
+    class Shuffling(aucopt.learners.BAM):  # no shuffle parameter
+        traits = replace(aucopt.learners.BAM.traits, shuffles=True)
+
+    with pytest.raises(ValueError, match="traits.shuffles but has no shuffle"):
+        aucopt.register("shuffling-bam")(Shuffling)
+    assert "loose-bam" not in aucopt.available()
+    for cls in aucopt.learners.BUILTINS.values():
+        registry.check_traits(cls)
 
 
 def test_runtime_registration_and_save_needs_a_name(tmp_path, monkeypatch):

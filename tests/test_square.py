@@ -14,7 +14,7 @@ import pytest
 import scipy.sparse as sp
 
 import aucopt
-from aucopt import base
+from aucopt import driver
 from aucopt._kernels._rows import RowSource
 from aucopt._kernels._square import ClassSums, Covariances, GradientStep, opauc_steps
 from aucopt._kernels._weights import Weights
@@ -263,7 +263,7 @@ def test_square_loss_far_worse_than_zero_is_refused(name, monkeypatch):
     s = float(np.mean(np.sum(X * X, axis=1)))
     params = {"eta": 2.0 ** 0.5 / s, "shuffle": False, "random_state": 0}
     # without the limit the fit returns a broken model whose scores do not overflow
-    monkeypatch.setattr(base, "LOSS_LIMIT", math.inf)
+    monkeypatch.setattr(driver, "LOSS_LIMIT", math.inf)
     broken = aucopt.get(name, **params).fit(X, y)
     scores = broken.decision_function(X) - broken.intercept_
     assert np.abs(scores).max() < 1e10 and _pair_square_loss(scores, y) > 100.0

@@ -14,17 +14,14 @@ learner and seed: the three test AUCs, the gaps to the single process and the
 verdict of issue 26 (``shuffle=True`` within 0.005 of the single process).
 """
 import argparse
-import os
 import sys
 import time
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # tools/tasks.py
-
-import aucopt  # noqa: E402
-import aucopt.dask as ad  # noqa: E402
-from tasks import load_task  # noqa: E402
+import aucopt
+import aucopt.dask as ad
+from tasks import load_task  # tools/tasks.py: this script's folder is first on sys.path
 
 
 def main(argv=None):

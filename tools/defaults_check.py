@@ -34,7 +34,7 @@ the same models; nothing else departs from the defaults. On training sets of few
 than 2,000 rows (sonar, ionosphere, german, pima_diabetes, wdbc, breast cancer,
 vehicle) a seeded learner's AUC in criteria 1-2 is the mean over 5 seeds: one fit's
 AUC there moves by a few hundredths with the seed alone. A learner whose declared
-input limit (``_max_features``, shown by ``aucopt list``) is below a task's
+input limit (``traits.max_features``, shown by ``aucopt list``) is below a task's
 dimension is skipped for that task, and the reason printed. A fit that runs longer
 than ``--timeout`` seconds is stopped and reported as a timeout (a failure).
 
@@ -56,16 +56,14 @@ import time
 import numpy as np
 import scipy.sparse as sp
 
+import aucopt
+from aucopt.datasets import Scaler
+from aucopt.metrics import roc_auc
+from aucopt.model_selection import GridSearch
+from aucopt.registry import get_class
+from tasks import TEXT_TASKS, load_task  # this script's folder is first on sys.path
+
 TOOLS = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, TOOLS)
-
-from tasks import TEXT_TASKS, load_task  # noqa: E402
-
-import aucopt  # noqa: E402
-from aucopt.datasets import Scaler  # noqa: E402
-from aucopt.metrics import roc_auc  # noqa: E402
-from aucopt.model_selection import GridSearch  # noqa: E402
-from aucopt.registry import get_class  # noqa: E402
 
 OUT = os.path.join(TOOLS, "out")
 
@@ -149,13 +147,13 @@ def seeded(name, seed=0, **params):
 
 
 def has_seed(name):
-    return "random_state" in get_class(name)._get_param_names()
+    return "random_state" in get_class(name)().get_params()
 
 
 def fitted_info(model):
     """The data-derived values a fit settled on (``eta_``, ``lam_``, epochs, ...)."""
     info = {}
-    names = [n + "_" for n in getattr(model, "_auto_params", {})]
+    names = [n + "_" for n in model.get_params() if n + "_" in vars(model)]  # resolved
     names += ["row_scale_", "t0_", "n_passes_", "stop_reason_", "C_"]
     for n in names:
         value = model.__dict__.get(n)
@@ -227,7 +225,7 @@ def plain(value):
 
 def skip_reason(name, X):
     """Why a learner does not accept ``X`` by its declared limits ('' if it does)."""
-    limit = getattr(get_class(name), "_max_features", None)
+    limit = get_class(name).traits.max_features
     if limit is not None and X.shape[1] > limit:
         return f"d = {X.shape[1]} above its declared limit {limit}"
     return ""

@@ -55,8 +55,7 @@ def _data(n, d, dense, seed=0):
 
 
 def _learner(name, extra):
-    cls = aucopt.registry.get_class(name)
-    names = cls._get_param_names()
+    names = aucopt.get(name).get_params()
     params = {k: v for k, v in extra.items() if k in names}
     if "random_state" in names:
         params["random_state"] = 0

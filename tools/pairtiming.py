@@ -38,13 +38,15 @@ def epoch_pairs(y, rng):
 
 def pair_dot_floor(X, y, repeats=5, seed=0):
     """Seconds (best of ``repeats``) of the ``2 n`` random-order row dots of one epoch."""
-    from aucopt._kernels._weights import dense_scores
+    from aucopt.base import BaseLearner
+    from aucopt.driver import raw_scores
     from aucopt.validation import row_source
 
     rng = np.random.default_rng(seed)
     view = row_source(X, norms=False).take(epoch_pairs(np.asarray(y), rng))
-    w = rng.standard_normal(X.shape[1])
-    return _best(lambda: dense_scores(view, w), repeats)
+    linear = BaseLearner()  # the default scoring: the rows times coef_
+    linear.coef_ = rng.standard_normal(X.shape[1])
+    return _best(lambda: raw_scores(linear, view), repeats)
 
 
 def xw_floor(X, repeats=5, seed=0):
@@ -54,21 +56,10 @@ def xw_floor(X, repeats=5, seed=0):
 
 
 def timed_passes(model, X, y):
-    """Fit ``model`` on ``(X, y)``; returns the seconds of each pass."""
-    seconds = []
-    work = model._pass
-
-    def timed(*args):
-        start = time.perf_counter()
-        work(*args)
-        seconds.append(time.perf_counter() - start)
-
-    model._pass = timed
-    try:
-        model.fit(X, y)
-    finally:
-        del model._pass
-    return seconds
+    """Fit ``model`` on ``(X, y)``; returns the seconds of each pass (from
+    ``history_``: a pass with its divergence check)."""
+    model.fit(X, y)
+    return np.diff(model.history_[:, 0], prepend=0.0).tolist()
 
 
 def vw_text(path, X, y):

@@ -190,13 +190,13 @@ def cases(names):
 
 def _quadratic(name):
     """Learners with d x d state (their declared limits say "d up to ...")."""
-    return "d up to" in getattr(aucopt.registry.get_class(name), "_limits", "")
+    return "d up to" in aucopt.registry.get_class(name).traits.limits
 
 
 def _state_bytes(model):
-    spec = type(model)._state_spec()
-    return sum(getattr(model, k).nbytes for k, f in spec.items()
-               if f.kind == "array" and isinstance(getattr(model, k, None), np.ndarray))
+    """Bytes of the model's fitted arrays (attributes ending in ``_``)."""
+    return sum(v.nbytes for k, v in vars(model).items()
+               if k.endswith("_") and not k.startswith("_") and isinstance(v, np.ndarray))
 
 
 def _text_like(n, d, nnz, seed):

@@ -42,9 +42,9 @@ import time
 import numpy as np
 import scipy.sparse as sp
 
+import synth_rcv1  # this script's folder is first on sys.path
+
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-import synth_rcv1  # noqa: E402
 
 TEST_ROWS = 50_000
 CHUNK = 50_000

@@ -40,17 +40,17 @@ from concurrent.futures import ProcessPoolExecutor
 import numpy as np
 import scipy.sparse as sp
 
+# benchlib, defaults_check, tasks: this script's folder is first on sys.path
+from benchlib import environment, save_report
+from defaults_check import Timeout, _alarm, builtin_names, seeded
+from tasks import load_pooled, load_raw
+
+from aucopt.datasets import Scaler
+from aucopt.metrics import roc_auc
+from aucopt.model_selection import stratified_folds
+from aucopt.registry import get_class
+
 TOOLS = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, TOOLS)
-
-from benchlib import environment, save_report  # noqa: E402
-from defaults_check import Timeout, _alarm, builtin_names, seeded  # noqa: E402
-from tasks import load_pooled, load_raw  # noqa: E402
-
-from aucopt.datasets import Scaler  # noqa: E402
-from aucopt.metrics import roc_auc  # noqa: E402
-from aucopt.model_selection import stratified_folds  # noqa: E402
-from aucopt.registry import get_class  # noqa: E402
 
 OUT = os.path.join(TOOLS, "out")
 BINARY_SOURCES = ["spambase", "sonar", "ionosphere", "pima_diabetes",
@@ -249,7 +249,7 @@ def merge(files):
 
 def learner_names(spec):
     names = builtin_names()
-    kernel = [n for n in names if getattr(get_class(n), "_unit_rows", False)
+    kernel = [n for n in names if get_class(n).traits.unit_rows
               or n in ("fcbr", "foam", "noam")]
     if spec in (None, "linear"):
         return [n for n in names if n not in kernel]

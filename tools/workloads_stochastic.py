@@ -213,7 +213,7 @@ def _vw(ctx, X, y, X_te, y_te):
 def _setup(task, dense=False):
     def setup(ctx):
         import aucopt
-        from aucopt.validation import row_source
+        from aucopt.learners.stochastic import lane_threads
         from sklearn.linear_model import LogisticRegression, SGDClassifier
         from sklearn.svm import LinearSVC
 
@@ -254,7 +254,7 @@ def _setup(task, dense=False):
             lambda: LogisticRegression(class_weight="balanced"), X, y, X_te, y_te)
         for name, floor in zip(FLOORS, (lambda: xw_floor(X), lambda: pair_dot_floor(X, y))):
             contestants[name] = lambda floor=floor: _floor(floor())
-        threaded = aucopt.get("psam", n_jobs=2)._threads(row_source(X), X.shape[0]) > 1
+        threaded = lane_threads(2, X.shape[0], X.shape[1]) > 1  # psam's epoch, n_jobs=2
         nnz = X.nnz if not dense else X.size
         return dict(
             contestants=contestants,

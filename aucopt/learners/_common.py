@@ -78,10 +78,10 @@ def search_scale(learner, X):
     """``s``, the mean squared norm of the rows ``learner`` learns on from ``X``.
 
     Search spaces are measured in it, as the "auto" defaults are (``row_scale_``).
-    A learner on a Gaussian-kernel feature map (``_unit_rows``) learns on mapped
-    rows of squared norm about ``k(x, x) = 1``: 1, without fitting the map.
+    A learner on a Gaussian-kernel feature map (``traits.unit_rows``) learns on
+    mapped rows of squared norm about ``k(x, x) = 1``: 1, without fitting the map.
     """
-    if getattr(learner, "_unit_rows", False):
+    if learner.traits.unit_rows:
         return 1.0
     return row_scale(row_source(X))
 
@@ -136,13 +136,12 @@ def check_state_size(learner, n_features, work_vectors=None):
     """Refuse, before anything is allocated, a model on ``n_features`` features
     (the learner's own space) whose declared state of ``d`` rows plus
     ``work_vectors`` float64 work vectors of length ``d`` (solver vectors, scratch
-    rows; default: the learner's ``_work_vectors()``, else 1) would exceed
+    rows; default: the learner's ``_work_vectors()``) would exceed
     ``max_state_bytes`` (the default cap where the learner has no such parameter).
     A CSR matrix of 2^31 columns and a handful of nonzeros would otherwise
     allocate (or abort on) tens of GiB."""
     if work_vectors is None:
-        count = getattr(learner, "_work_vectors", None)
-        work_vectors = count() if count is not None else 1
+        work_vectors = learner._work_vectors()
     total = 8 * n_features * work_vectors
     for field in type(learner)._state_spec().values():
         shape = getattr(field, "shape", ())

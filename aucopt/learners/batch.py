@@ -11,7 +11,9 @@ import math
 import numpy as np
 
 from aucopt._state import Scalar
+from aucopt import driver
 from aucopt.base import BaseLearner
+from aucopt.traits import Traits
 from aucopt.learners._common import (WeightsModel, auto_or_positive, document_weights,
                                      search_scale, weights_state)
 from aucopt._kernels._ranksvm import dot
@@ -92,14 +94,13 @@ class BAM(WeightsModel, BaseLearner):
     """
 
     _aucopt_name = "bam"
-    _family = "batch pairwise (Newton)"
-    _limits = "dense or sparse, any d; memory O(n + d)"
-    _divergence_hint = "lower C"
+    # sample_weight weighs each pair's loss by w_i w_j in the kernel's sweeps
+    traits = Traits(family="batch pairwise (Newton)",
+                    limits="dense or sparse, any d; memory O(n + d)",
+                    divergence_hint="lower C", weighs_rows=True)
     _state = {**weights_state(1), "C_": Scalar(float, low=0.0)}
 
     _auto_params = {"C": lambda self, s, rows: 1.0 / s}
-    # sample_weight weighs each pair's loss by w_i w_j in the kernel's sweeps
-    _weighs_rows = True
 
     def __init__(self, C="auto", C_scaling="per_class", tol=1e-3, max_newton=50, max_cg=200,
                  cg_tol=0.1, line_search="exact", verbose=0, pos_label=None):
@@ -160,7 +161,7 @@ class BAM(WeightsModel, BaseLearner):
         self._prepare(rows, y)
         self.n_passes_ = 0  # the start may already meet the stopping rule
         while not self._solver.done:
-            self._run_pass(rows, y, self.n_passes_)
+            driver.run_pass(self, rows, y, self.n_passes_)
         self.stop_reason_ = self._solver.stop
         del self._solver
         self.__dict__.pop("_step_info", None)
@@ -190,7 +191,7 @@ class BAM(WeightsModel, BaseLearner):
         ``objective_``. With ``gradient``, returns ``(F, grad F)``; the gradient
         costs one more product with the rows in a violated pair.
         """
-        self._check_fitted()
+        driver.check_fitted(self)
         X = check_X(X, n_features=self.n_features_in_, estimator=type(self).__name__)
         y_pm, _ = check_y(y, X.shape[0], classes=self.classes_)
         objective = PRSVMObjective(self._input_rows(X, fit_map=False, norms=False), y_pm,

@@ -31,6 +31,7 @@ O(M nnz), nothing O(d).
 # The kernels are
 # aucopt._kernels._buffered (rules, arrival loop) and aucopt._kernels._buffers.
 import textwrap
+from dataclasses import replace
 from statistics import NormalDist
 
 import numpy as np
@@ -40,6 +41,7 @@ from aucopt._kernels._buffered import (BufferOgd, CbrDiag, CbrFull, OamGra, OamS
 from aucopt._kernels._buffers import Buffers
 from aucopt._state import Array, Generator, Scalar
 from aucopt.base import BaseLearner, OnlineMixin
+from aucopt.traits import Traits
 from aucopt.learners._common import (WeightsModel, auto_or_positive, check_shuffle,
                                      document_weights, merge_doc, search_scale,
                                      weights_state)
@@ -109,12 +111,11 @@ class _Buffered(WeightsModel, OnlineMixin, BaseLearner):
         "buffer_indices_": Array("i4", ("*",), optional=True),
         "buffer_top_": Scalar(int, low=0, optional=True),
     }
-    _divergence_hint = "lower C"
-    _merge = "average"
+    # partial_fit over the chunks of a stream == fit on all of it
+    traits = Traits(divergence_hint="lower C", merge="average", stream="chunks",
+                    shuffles=True)
     _merge_rules = {"w": "mean", "t_": "sum", "n_updates_": "sum"}
     _features_fix = "raise max_state_bytes"
-    _stream = "chunks"  # partial_fit over the chunks of a stream == fit on all of it
-    _shuffles = True
     # C caps a step measured in units of 1/||x||^2: "auto" is C0 / s (row_scale_)
     _C0 = 1.0
     _auto_params = {"C": lambda self, s, rows: self._C0 / s}
@@ -576,8 +577,8 @@ class OAMSeq(_Buffered):
     """
 
     _aucopt_name = "oam_seq"
-    _family = "buffered pairwise (passive-aggressive)"
-    _limits = "dense or sparse, any d; O(M nnz) per row"
+    traits = replace(_Buffered.traits, family="buffered pairwise (passive-aggressive)",
+                     limits="dense or sparse, any d; O(M nnz) per row")
     # C_t = C max(1, n_opp^t / M) grows with the stream: "auto" fixes the cap it ends
     # with (see C in the docstring)
     _C0 = 2.0 ** -9
@@ -627,7 +628,7 @@ class OAMGra(OAMSeq):
     """
 
     _aucopt_name = "oam_gra"
-    _family = "buffered pairwise (gradient)"
+    traits = replace(OAMSeq.traits, family="buffered pairwise (gradient)")
     _C0 = 2.0 ** -8
 
     def _rule(self, w, scratch):
@@ -716,10 +717,11 @@ class CBR(_ConfidenceWeighted):
     """
 
     _aucopt_name = "cbr"
-    _family = "buffered confidence-weighted (full covariance)"
-    _limits = "dense or sparse, d up to ~1k (O(M d^2) per row, d x d covariance)"
     # the declared input limit: a row costs O(M d^2), about 50 ms at d = 1000
-    _max_features = 1_000
+    traits = replace(
+        _Buffered.traits, family="buffered confidence-weighted (full covariance)",
+        limits="dense or sparse, d up to ~1k (O(M d^2) per row, d x d covariance)",
+        max_features=1_000)
     _state = {"covariance_": Array("f8", ("d", "d"))}
     _merge_rules = {"covariance_": "mean"}
     _features_fix = ("for high-dimensional data use cbr_diag (diagonal covariance, O(d) "
@@ -817,8 +819,8 @@ class CBRDiag(_ConfidenceWeighted):
     """
 
     _aucopt_name = "cbr_diag"
-    _family = "buffered confidence-weighted (diagonal)"
-    _limits = "dense or sparse, any d; O(M nnz) per row"
+    traits = replace(_Buffered.traits, family="buffered confidence-weighted (diagonal)",
+                     limits="dense or sparse, any d; O(M nnz) per row")
     _reading = ("diag_update", ("precision", "dissertation"))
     _columns = 2
     _state = weights_state(2)

@@ -14,6 +14,7 @@ papers fix it before the stream. The fitted map is ``feature_map_``; its state i
 saved with the learner (``map_*`` attributes).
 """
 import warnings
+from dataclasses import replace
 
 from aucopt._state import Array
 import numpy as np
@@ -51,19 +52,8 @@ class _Mapped:
     _map_class = None
     _map_params = ()
     _map_fixed = {}
-    # Gaussian-kernel maps give rows of squared norm about k(x, x) = 1: the learner's
-    # search space is in those units (see aucopt.learners._common.search_scale)
-    _unit_rows = True
-    # the inner learner's input limit concerns the mapped rows, not the input
-    _max_features = None
-    # what fit warns (InputLimitWarning) on rows wider than _max_features
+    # what fit warns (InputLimitWarning) on rows wider than traits.max_features
     _wide_warning = None
-    # the map is fitted on the first data (all of it for fit, the first chunk for a
-    # stream), so a chunked stream equals fit only for a map fixed beforehand
-    _stream = None
-    # sample_weight: the map is fitted on the rows repeated by their weights (a
-    # copy), so an integer weight k equals k copies of the row for the map too
-    _repeats_input = True
 
     @classmethod
     def _state_spec(cls):
@@ -143,9 +133,10 @@ class _Mapped:
 
     def _input_rows(self, X, fit_map, norms=True, y=None, stream=False):
         if fit_map:
-            if self._max_features is not None and X.shape[1] > self._max_features:
+            limit = self.traits.max_features
+            if limit is not None and X.shape[1] > limit:
                 warnings.warn(self._wide_warning.format(name=type(self).__name__,
-                                                        d=X.shape[1], limit=self._max_features),
+                                                        d=X.shape[1], limit=limit),
                               InputLimitWarning, stacklevel=3)
             finite_rows(X)  # before any distance or bandwidth
             fmap = self._fit_map(X, y, stream)
@@ -188,9 +179,9 @@ _FOURIER_WIDE = (
 
 
 class _Fourier:
-    """Mixin of the random-Fourier-feature learners: their declared input limit."""
+    """Mixin of the random-Fourier-feature learners: the warning beyond their
+    declared input limit (``traits.max_features``, :data:`_FOURIER_LIMIT`)."""
 
-    _max_features = _FOURIER_LIMIT
     _wide_warning = _FOURIER_WIDE
 
 
@@ -247,9 +238,24 @@ def _merge_note(cls, inner):
                    else doc + "\n" + _MERGE.format(inner=name))
 
 
+def _mapped(inner, **fields):
+    """The traits of ``inner`` on a feature map fitted on the first data (``fields``
+    declare the composition's family, limits, ...).
+
+    Gaussian-kernel maps give rows of squared norm about k(x, x) = 1 (the search
+    space is in those units: ``unit_rows``); the inner learner's input limit
+    concerns the mapped rows, not the input; the map is fitted on the first data
+    (all of it for fit, the first chunk for a stream), so a chunked stream equals
+    fit only for a map fixed beforehand (no ``stream``); ``sample_weight`` repeats
+    the input rows (a copy), so that the map is fitted on the copies too.
+    """
+    return replace(inner.traits, **{"row_map": True, "unit_rows": True, "stream": None,
+                                    "max_features": None, **fields})
+
+
 def _composed(inner, fmap, map_params, extra=""):
     def deco(cls):
-        if inner._merge:
+        if inner.traits.merge:
             _merge_note(cls, inner)
         doc = cls.__doc__.rstrip()
         if "\n    Parameters\n" not in doc:  # else the map's parameters join the class's own
@@ -274,8 +280,8 @@ class NBAM(_Mapped, BAM):
     """
 
     _aucopt_name = "nbam"
-    _family = "kernelized batch (Nystrom + Newton)"
-    _limits = "dense or sparse in, n_components dense features; memory O(n D)"
+    traits = _mapped(BAM, family="kernelized batch (Nystrom + Newton)",
+                     limits="dense or sparse in, n_components dense features; memory O(n D)")
     _map_class = KMeansNystroem
     _map_params = ("n_components", "bandwidth", ("kmeans_iter", "max_iter"))
 
@@ -313,8 +319,9 @@ class FBAM(_Fourier, _Mapped, BAM):
     """
 
     _aucopt_name = "fbam"
-    _family = "kernelized batch (Fourier + Newton)"
-    _limits = _FOURIER_LIMITS + ", n_components dense features; memory O(n D)"
+    traits = _mapped(BAM, family="kernelized batch (Fourier + Newton)",
+                     limits=_FOURIER_LIMITS + ", n_components dense features; memory O(n D)",
+                     max_features=_FOURIER_LIMIT)
     _map_class = RandomFourierFeatures
     _map_params = ("n_components", "sigma")
     _map_fixed = {"variant": "cos_phase"}
@@ -336,16 +343,16 @@ class FBAM(_Fourier, _Mapped, BAM):
         self.pos_label = pos_label
 
 
-class _MappedSGD(_Mapped):
-    _family = "kernelized pairwise SGD"
-    _limits = "dense or sparse in, n_components dense features; memory O(n D)"
+_SGD_FAMILY = "kernelized pairwise SGD"
 
 
 @_composed(ASAM, KMeansNystroem, _NYSTROEM_PARAMS, _SEED)
-class NASAM(_MappedSGD, ASAM):
+class NASAM(_Mapped, ASAM):
     """NASAM: ASAM on k-means Nystrom features (Khalid 2019, Sec. 6.4, 6.6)."""
 
     _aucopt_name = "nasam"
+    traits = _mapped(ASAM, family=_SGD_FAMILY,
+                     limits="dense or sparse in, n_components dense features; memory O(n D)")
     _map_class = KMeansNystroem
     _map_params = ("n_components", "bandwidth", ("kmeans_iter", "max_iter"))
 
@@ -370,7 +377,7 @@ class NASAM(_MappedSGD, ASAM):
 
 
 @_composed(ASAM, RandomFourierFeatures, _RFF_PARAMS, _SEED)
-class FASAM(_Fourier, _MappedSGD, ASAM):
+class FASAM(_Fourier, _Mapped, ASAM):
     """FASAM: ASAM on random Fourier features (Khalid 2019, Sec. 6.4, 6.7).
 
     ``lam="auto"`` is ``s / n`` here (``s`` the mean squared norm of the mapped
@@ -383,7 +390,9 @@ class FASAM(_Fourier, _MappedSGD, ASAM):
 
     _aucopt_name = "fasam"
     _auto_params = {"lam": lambda self, s, rows: s / max(rows.n_rows, 1)}
-    _limits = _FOURIER_LIMITS + ", n_components dense features; memory O(n D)"
+    traits = _mapped(ASAM, family=_SGD_FAMILY,
+                     limits=_FOURIER_LIMITS + ", n_components dense features; memory O(n D)",
+                     max_features=_FOURIER_LIMIT)
     _map_class = RandomFourierFeatures
     _map_params = ("n_components", "sigma")
     _map_fixed = {"variant": "cos_phase"}
@@ -407,10 +416,12 @@ class FASAM(_Fourier, _MappedSGD, ASAM):
 
 
 @_composed(PSAM, KMeansNystroem, _NYSTROEM_PARAMS, _SEED)
-class NPSAM(_MappedSGD, PSAM):
+class NPSAM(_Mapped, PSAM):
     """NPSAM: PSAM on k-means Nystrom features (Khalid 2019, Sec. 7.4.3)."""
 
     _aucopt_name = "npsam"
+    traits = _mapped(PSAM, family=_SGD_FAMILY,
+                     limits="dense or sparse in, n_components dense features; memory O(n D)")
     _map_class = KMeansNystroem
     _map_params = ("n_components", "bandwidth", ("kmeans_iter", "max_iter"))
 
@@ -468,8 +479,9 @@ class FCBR(_Fourier, _Mapped, CBR):
 
     _aucopt_name = "fcbr"
     _C0 = 0.1 / 16  # C="auto": 2^-4 of CBR's (see the docstring)
-    _family = "kernelized online (Fourier + buffered SCW)"
-    _limits = _FOURIER_LIMITS + ", 2 n_components dense features; O(M D^2) per row"
+    traits = _mapped(CBR, family="kernelized online (Fourier + buffered SCW)",
+                     limits=_FOURIER_LIMITS + ", 2 n_components dense features; O(M D^2) "
+                     "per row", max_features=_FOURIER_LIMIT)
     _map_class = RandomFourierFeatures
     _map_params = ("n_components", "sigma")
     _map_fixed = {"variant": "sincos"}
@@ -526,8 +538,9 @@ class FOAM(_Fourier, _Mapped, _BufferOGD):
     _aucopt_name = "foam"
     _auto_params = {"eta": lambda self, s, rows: self._C0 / s * min(
         1.0, 20.0 * self.buffer_size / max(rows.n_rows, 1))}
-    _family = "kernelized online (Fourier + buffered OGD)"
-    _limits = _FOURIER_LIMITS + ", 2 n_components dense features; O(M D) per row"
+    traits = _mapped(_BufferOGD, family="kernelized online (Fourier + buffered OGD)",
+                     limits=_FOURIER_LIMITS + ", 2 n_components dense features; O(M D) per row",
+                     max_features=_FOURIER_LIMIT)
     _map_class = RandomFourierFeatures
     _map_params = ("n_components", "sigma")
     _map_fixed = {"variant": "sincos"}
@@ -674,10 +687,10 @@ class NOAM(_Mapped, _BufferOGD):
     """
 
     _aucopt_name = "noam"
-    _family = "kernelized online (Nystrom + buffered OGD)"
-    _limits = ("dense or sparse in, d up to ~10k (wider rows: use nbam / npsam or a linear "
-               "learner), 0.4 n_landmarks dense features; phase 1 O(Q M d)")
-    _max_features = 10_000
+    traits = _mapped(_BufferOGD, family="kernelized online (Nystrom + buffered OGD)",
+                     limits="dense or sparse in, d up to ~10k (wider rows: use nbam / npsam "
+                     "or a linear learner), 0.4 n_landmarks dense features; phase 1 O(Q M d)",
+                     max_features=10_000)
     _wide_warning = (
         "{name} builds its Nystrom map from the n_landmarks support vectors of its first "
         "phase (200 by default, the paper's 100-200), too few to rank rows of {d} features "

@@ -22,6 +22,7 @@ Applied Mathematics and Statistics, 2019).
 The loops are in :mod:`aucopt._kernels._saddle`.
 """
 import math
+from dataclasses import replace
 
 import numpy as np
 
@@ -32,6 +33,7 @@ from aucopt._kernels._square import ClassSums
 from aucopt._kernels._weights import Weights, dense_scores
 from aucopt._state import Array, Generator, Scalar
 from aucopt.base import BaseLearner
+from aucopt.traits import Traits
 from aucopt.learners._common import (AVERAGED_WEIGHTS, EPOCH_PARAMS, SHUFFLE_PARAMS,
                                      WeightsModel, auto_or_positive, auto_value, check_epochs,
                                      check_shuffle, check_state_size, document_weights,
@@ -144,13 +146,12 @@ class SOLAM(_Streaming):
     """
 
     _aucopt_name = "solam"
-    _pair_loss = staticmethod(mean_pair_square)
-    _family = "saddle-point SGD"
-    _limits = "dense or sparse, any d; O(nnz) per row"
+    # n_epochs partial_fit calls on the data == fit (unshuffled)
+    traits = replace(_Streaming.traits, family="saddle-point SGD",
+                     limits="dense or sparse, any d; O(nnz) per row", merge="average",
+                     shuffles=True, stream="epochs", pair_loss=mean_pair_square)
     _columns = 2
     _averaged = True
-    _shuffles = True
-    _stream = "epochs"  # n_epochs partial_fit calls on the data == fit (unshuffled)
     _auto_params = {"eta": lambda self, s, rows: 3.0 / (
                         max(s, rows.max_sqnorm() / 8.0) if rows.dense else s),
                     "R": lambda self, s, rows: (math.sqrt(2.0 / self.lam) if self.lam > 0
@@ -162,7 +163,6 @@ class SOLAM(_Streaming):
         "a_last_": Scalar(float), "b_last_": Scalar(float), "alpha_last_": Scalar(float),
         "kappa_": Scalar(float, low=0.0),
     }
-    _merge = "average"
     # the averages a_, b_, alpha_ share w's snapshot weights: pooled as their sums
     _merge_rules = {**AVERAGED_WEIGHTS, "t_": "mean", "n_pos_": "mean", "kappa_": "max",
                     **{k: "mean" for k in ("a_last_", "b_last_", "alpha_last_")},
@@ -315,9 +315,9 @@ class SPAM(_Streaming):
     """
 
     _aucopt_name = "spam"
-    _pair_loss = staticmethod(mean_pair_square)
-    _family = "saddle-point proximal SGD"
-    _limits = "dense or sparse, any d; O(nnz) per row (elastic net: O(d))"
+    traits = replace(_Streaming.traits, family="saddle-point proximal SGD",
+                     limits="dense or sparse, any d; O(nnz) per row (elastic net: O(d))",
+                     merge="average", pair_loss=mean_pair_square)
     _auto_params = {"lam": lambda self, s, rows: s / (2.0 * max(rows.n_rows, 1))}
     _state = {
         **weights_state(1),
@@ -326,7 +326,6 @@ class SPAM(_Streaming):
         "t0_": Scalar(float, low=0.0),
         "random_state_": Generator(),
     }
-    _merge = "average"
     _merge_rules = {"w": "mean", "t_": "mean", "class_count_": "sum", "class_sum_": "sum",
                     "t0_": "mean"}
 
@@ -495,9 +494,9 @@ class SPDAM(BaseLearner):
     """
 
     _aucopt_name = "spdam"
-    _pair_loss = staticmethod(mean_pair_square)
-    _family = "saddle-point primal-dual (mini-batch)"
-    _limits = "dense or sparse, any d; memory O(n + d)"
+    traits = Traits(family="saddle-point primal-dual (mini-batch)",
+                    limits="dense or sparse, any d; memory O(n + d)", merge="average",
+                    divergence_hint="raise lam", pair_loss=mean_pair_square)
     _state = {
         "coef_": Array("f8", ("d",)),
         "n_iter_": Scalar(int, low=0),
@@ -506,10 +505,8 @@ class SPDAM(BaseLearner):
         "theta_": Scalar(float, low=0.0, high=1.0),
         "kappa_": Scalar(float, low=0.0),
     }
-    _merge = "average"
     _merge_rules = {"coef_": "mean", "n_iter_": "sum",
                     **{k: "mean" for k in ("sigma_", "tau_", "theta_", "kappa_")}}
-    _divergence_hint = "raise lam"
 
     _auto_params = {"lam": lambda self, s, rows: 1e-3 * s}
 
@@ -748,10 +745,8 @@ class FSAUC(WeightsModel, BaseLearner):
     """
 
     _aucopt_name = "fsauc"
-    _pair_loss = staticmethod(mean_pair_square)
-    _family = "saddle-point SGD (staged)"
-    _limits = "dense or sparse, any d"
-    _divergence_hint = "lower R"
+    traits = Traits(family="saddle-point SGD (staged)", limits="dense or sparse, any d",
+                    divergence_hint="lower R", pair_loss=mean_pair_square)
     _state = {**weights_state(1), "n_stages_": Scalar(int, low=1),
               "data_passes_": Scalar(int, low=1, optional=True)}
     _auto_params = {"R": lambda self, s, rows: rows.n_features ** 0.25 / math.sqrt(s)}

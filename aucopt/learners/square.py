@@ -13,6 +13,7 @@ primitive (:class:`aucopt._kernels._weights.Weights`).
 """
 import copy
 import math
+from dataclasses import replace
 
 import numpy as np
 from scipy.linalg import cho_factor, cho_solve
@@ -22,7 +23,9 @@ from aucopt._kernels._square import (AdaGradStep, ClassSums, Covariances, Gradie
                                      Sketch, opauc_steps, opaucr_steps, sketch_coef,
                                      sketch_scores, stored_entries, uniexp_steps)
 from aucopt._state import Array, Generator, Scalar
+from aucopt import driver
 from aucopt.base import BaseLearner, OnlineMixin
+from aucopt.traits import Traits
 from aucopt.learners._common import (SHUFFLE_PARAMS, WeightsModel, auto_or_positive,
                                      check_shuffle, document_weights, merge_doc,
                                      search_scale, weights_state, writable)
@@ -69,7 +72,7 @@ class _Streaming(WeightsModel, OnlineMixin, BaseLearner):
 
     _state = {"t_": Scalar(int, low=0)}
     _merge_rules = {"t_": "sum"}
-    _divergence_hint = "lower eta"
+    traits = Traits(divergence_hint="lower eta")
 
     def _check_params(self):
         auto_or_positive("eta", self.eta)
@@ -83,8 +86,8 @@ class _OnePass(_Streaming):
     """One pass per call, every row counted in its class (``class_count_``); rows
     are consumed in order, so ``fit`` shuffles them."""
 
-    _shuffles = True
-    _stream = "chunks"  # partial_fit over the chunks of a stream == fit on all of it
+    # partial_fit over the chunks of a stream == fit on all of it
+    traits = replace(_Streaming.traits, shuffles=True, stream="chunks")
 
     def _check_params(self):
         super()._check_params()
@@ -129,6 +132,10 @@ _UNIEXP_MERGE = merge_doc("average", """averages ``w`` with the models' weights
     exponential loss keeps no statistics that add up.""")
 
 
+# the traits of the learners with a closed-form minimiser (:class:`_Solvable`)
+_SOLVABLE = {"merge": "exact", "pair_loss": mean_pair_square}
+
+
 class _Solvable:
     """OPAUC's objective solved from the statistics, and exact merges through it.
 
@@ -141,8 +148,6 @@ class _Solvable:
     learner keeps, which add up exactly over shards of the data.
     """
 
-    _merge = "exact"
-    _pair_loss = staticmethod(mean_pair_square)
 
     def solve(self, X=None, y=None, sample_weight=None):
         """Set ``w`` to the minimiser of the objective on the statistics seen so far.
@@ -177,16 +182,16 @@ class _Solvable:
             Without rows of both classes, or with ``lam_ = 0`` (the objective
             then has no unique minimiser).
         """
-        self._check_fitted()
+        driver.check_fitted(self)
         if X is not None:
             X = check_X(X, n_features=self.n_features_in_, estimator=type(self).__name__)
             y, _ = check_y(y, X.shape[0], classes=self.classes_)
             sample_weight = check_sample_weight(sample_weight, X.shape[0])
-        with self._transaction(fresh=True):
+        with driver.transaction(self, fresh=True):
             self._solve()
             self._invalidate()
             if X is not None:
-                self._finish(*self._weighted_rows(X, y, sample_weight))
+                self._finish(*driver.weighted_rows(self, X, y, sample_weight))
         return self
 
     def _merge_finish(self, finish):
@@ -214,8 +219,8 @@ class _CovarianceLearner(_Solvable, _OnePass):
 
     _state = {**class_sum_state(), "class_sxx_": Array("f8", (2, "d", "d"))}
     _merge_rules = {"class_count_": "sum", "class_sum_": "sum", "class_sxx_": "sum"}
-    # the declared input limit (``_limits``): two d x d sums, O(d^2) per row
-    _max_features = 11_000
+    # the declared input limit: two d x d sums, O(d^2) per row
+    traits = replace(_OnePass.traits, **_SOLVABLE, max_features=11_000)
 
     def _check_params(self):
         super()._check_params()
@@ -377,8 +382,8 @@ class OPAUC(_CovarianceLearner):
     """
 
     _aucopt_name = "opauc"
-    _family = "square loss, one pass (covariances)"
-    _limits = "dense or sparse, d up to ~11k (two d x d sums)"
+    traits = replace(_CovarianceLearner.traits, family="square loss, one pass (covariances)",
+                     limits="dense or sparse, d up to ~11k (two d x d sums)")
     _state = weights_state(1)
     # dense rows: the step stays below 1 / max ||x||^2 (heavy tails; see the docstring)
     _auto_params = {"eta": lambda self, s, rows: 2.0 ** -3 / (
@@ -451,8 +456,9 @@ class AdaOAM(_CovarianceLearner):
     """
 
     _aucopt_name = "adaoam"
-    _family = "square loss, one pass (covariances, AdaGrad)"
-    _limits = "dense or sparse, d up to ~11k (two d x d sums)"
+    traits = replace(_CovarianceLearner.traits,
+                     family="square loss, one pass (covariances, AdaGrad)",
+                     limits="dense or sparse, d up to ~11k (two d x d sums)")
     _columns = 2
     _state = weights_state(2)
     _merge_rules = {"w_col1": "sum"}
@@ -557,8 +563,9 @@ class OPAUCr(_Solvable, _OnePass):
     """
 
     _aucopt_name = "opaucr"
-    _family = "square loss, one pass (low-rank sketch)"
-    _limits = "dense or sparse, any d; O(nnz tau + tau^2) per row"
+    traits = replace(_OnePass.traits, **_SOLVABLE, stream_segments=True,
+                     family="square loss, one pass (low-rank sketch)",
+                     limits="dense or sparse, any d; O(nnz tau + tau^2) per row")
     _state = {
         **weights_state(1),
         **class_sum_state(),
@@ -820,10 +827,9 @@ class UniExp(_OnePass):
     """
 
     _aucopt_name = "uni_exp"
-    _family = "pointwise exponential loss, one pass"
-    _limits = "dense or sparse, any d; O(nnz) per row"
+    traits = replace(_OnePass.traits, family="pointwise exponential loss, one pass",
+                     limits="dense or sparse, any d; O(nnz) per row", merge="average")
     _state = {**weights_state(1), "class_count_": Array("f8", (2,), low=0.0)}
-    _merge = "average"
     _merge_rules = {"w": "mean", "class_count_": "sum"}
     # the value of "auto" without a pass (aucopt.dask); fit and the first
     # partial_fit search the largest stable step (_stable_eta)
@@ -870,7 +876,8 @@ class UniExp(_OnePass):
             eta = 4.0 ** -j / self.row_scale_
             if self._stable(eta, rows, y) and self._stable(eta / math.sqrt(2.0), rows, y):
                 return eta / math.sqrt(2.0)
-        self._diverged(f"at every step of eta='auto' down to {eta:.3g}; pass a smaller eta")
+        driver.diverged(self, f"at every step of eta='auto' down to {eta:.3g}; pass a "
+                        "smaller eta")
 
     def _stable(self, eta, rows, y):
         """Whether a pass of a fresh model with step ``eta`` over the rows as
@@ -878,7 +885,7 @@ class UniExp(_OnePass):
         trial = type(self)(eta=eta, shuffle=False)
         trial.classes_, trial.n_features_in_ = self.classes_, self.n_features_in_
         try:
-            with trial._transaction(fresh=True):
+            with driver.transaction(trial, fresh=True):
                 trial._train(rows, y)
                 trial._finish(rows, y)
         except FloatingPointError:

@@ -29,6 +29,7 @@ SAM loses up to 0.09 AUC).
 """
 import math
 import threading
+from dataclasses import replace
 
 import numpy as np
 
@@ -37,6 +38,7 @@ from aucopt._kernels._pairwise import (Halt, HingeProx, Schedule, Subgradient, c
                                        square_lane, square_prox_pairs)
 from aucopt._state import Generator, Scalar
 from aucopt.base import BaseLearner, OnlineMixin
+from aucopt.traits import Traits
 from aucopt.learners._common import (EPOCH_PARAMS, SETTLE_RATIO, WEIGHTED_AVERAGES,
                                      ElasticNetModel, WeightsModel, auto_or_positive, auto_value,
                                      check_epochs, document_weights, merge_doc,
@@ -130,6 +132,18 @@ def _check_common(learner):
     check_n_jobs(getattr(learner, "n_jobs", None))  # compositions may not have it
 
 
+def lane_threads(n_jobs, n_steps, n_features):
+    """Threads a pass of ``n_steps`` pair steps on rows of ``n_features`` features
+    runs with ``n_jobs``: ``n_jobs``, or 1 when a thread would take fewer than
+    :data:`LANE_STEPS` steps or the steps cannot amortise an O(d) pass over the
+    model (the norm recomputed after the threads, as :func:`settle` amortises its
+    fold)."""
+    threads = n_threads(n_jobs)
+    if threads > 1 and n_steps >= threads * LANE_STEPS and n_steps * SETTLE_RATIO >= n_features:
+        return threads
+    return 1
+
+
 class _PairwiseSGD(OnlineMixin, BaseLearner):
     """Shared by the pairwise SGD learners.
 
@@ -143,27 +157,19 @@ class _PairwiseSGD(OnlineMixin, BaseLearner):
         "t_": Scalar(int, low=0),
         "random_state_": Generator(),
     }
-    _merge = "average"
+    traits = Traits(family="pairwise SGD", limits="dense or sparse, any d",
+                    merge="average", divergence_hint="raise lam")
     # the step counter continues the parts' schedules (each took its steps from base)
     _merge_rules = {"t_": "mean", "w": "mean"}
-    _divergence_hint = "raise lam"
-    _family = "pairwise SGD"
-    _limits = "dense or sparse, any d"
 
     def _prepare(self, rows, y):
         self._pos = np.flatnonzero(y > 0)
         self._neg = np.flatnonzero(y < 0)
 
     def _threads(self, rows, n_steps):
-        """Threads for ``n_steps`` steps on ``rows``: ``n_jobs``, or 1 when a thread
-        would take fewer than :data:`LANE_STEPS` steps or the steps cannot amortise
-        an O(d) pass over the model (the norm recomputed after the threads, as
-        :func:`settle` amortises its fold)."""
-        threads = n_threads(getattr(self, "n_jobs", None))  # compositions may lack it
-        if (threads > 1 and n_steps >= threads * LANE_STEPS
-                and n_steps * SETTLE_RATIO >= rows.n_features):
-            return threads
-        return 1
+        """Threads for ``n_steps`` steps on ``rows`` (:func:`lane_threads`)."""
+        # compositions may lack n_jobs
+        return lane_threads(getattr(self, "n_jobs", None), n_steps, rows.n_features)
 
     def _work_vectors(self):
         # a dense scratch row per thread of a pass
@@ -177,8 +183,8 @@ class _HingeSGD(WeightsModel, _PairwiseSGD):
     """SAM / ASAM / PSAM: pairwise hinge loss, SVMSGD2 schedule, optional averaging."""
 
     _rule = Subgradient
-    _stream = "epochs"  # n_epochs partial_fit calls on the data == fit
-    _pair_loss = staticmethod(mean_pair_hinge)
+    # n_epochs partial_fit calls on the data == fit
+    traits = replace(_PairwiseSGD.traits, stream="epochs", pair_loss=mean_pair_hinge)
     _state = {
         **weights_state(1),
         "rcount_": Scalar(int, low=1),
@@ -654,7 +660,7 @@ class AdaDSGD(ElasticNetModel, _PairwiseSGD):
     """
 
     _aucopt_name = "adadsgd"
-    _pair_loss = staticmethod(mean_pair_square)
+    traits = replace(_PairwiseSGD.traits, pair_loss=mean_pair_square)
     _auto_params = {"lam": lambda self, s, rows: 1e-6 * s,
                     "eta": lambda self, s, rows: 0.1 / (rows.max_sqnorm() or 1.0)}
 
