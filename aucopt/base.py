@@ -50,11 +50,10 @@ from typing import Iterable, Protocol, Sequence, runtime_checkable
 import numpy as np
 
 from aucopt._estimator import Estimator
-from aucopt._format import FORMAT_NAME, FORMAT_VERSION, to_json, write_model
+from aucopt._format import encode_model, write_model
 from aucopt._kernels._journal import Journal
 from aucopt._kernels._weights import dense_scores
 from aucopt._state import Array, Labels, Scalar, state_spec
-from aucopt._version import __version__
 from aucopt.exceptions import ConstantModelWarning, not_fitted_error
 from aucopt.metrics import optroc_accuracy, roc_auc
 from aucopt.validation import (check_sample_weight, check_X, check_y, finite_rows,
@@ -993,22 +992,7 @@ class BaseLearner(Estimator):
             raise ValueError(f"{type(self).__qualname__} is not registered; decorate it "
                              "with @aucopt.register(name) (or declare an entry point) to "
                              "save it")
-        meta = {"format": FORMAT_NAME, "format_version": FORMAT_VERSION, "learner": name,
-                "aucopt_version": __version__, "params": {}, "attributes": {},
-                "arrays": []}
-        for key, value in self.get_params().items():
-            meta["params"][key] = to_json(value, f"parameter {key!r}")
-        arrays = {}
-        for key, field in self._state_spec().items():
-            if key not in self.__dict__:
-                continue
-            value = self.__dict__[key]
-            if field.kind == "array":
-                arrays[key] = np.ascontiguousarray(value)
-                meta["arrays"].append(key)
-            else:
-                meta["attributes"][key] = to_json(value, f"attribute {key!r}")
-        write_model(path, meta, arrays)
+        write_model(path, *encode_model(self, name))
         return self
 
 

@@ -564,7 +564,7 @@ def _merge_setup():
     for name in _learner_names():
         cls = type(aucopt.get(name))
         # the learners on a feature map merge only models of one map: not parts
-        if cls._merge != "average" or getattr(cls, "_map_class", None) is not None:
+        if cls._merge != "average" or getattr(cls, "_composition", None) is not None:
             continue
         X, y = contract_data(11, n=120, d=6)
         params = {"random_state": 0} if "random_state" in cls().get_params() else {}

@@ -635,16 +635,22 @@ class OAMGra(OAMSeq):
                       n_updates=self.n_updates_)
 
 
+@_documented(100, "reservoir", "100 per class, reservoir sampling, as in Ding et al. "
+             "(2017).", "w", "pairs with margin ``< 1``")
 class _BufferOGD(_Buffered):
     """Mini-batch OGD over the opposite buffer (the update of FOAM, Ding, Liu, Zhao &
     Hoi, "Large Scale Kernel Methods for Online AUC Maximization", ICDM 2017, Algs.
-    3-4); the learner of :class:`aucopt.learners.kernelized.FOAM`, unregistered on
-    its own. With ``w_t`` frozen at the arrival and ``B`` the opposite buffer::
+    3-4); the learner of :class:`aucopt.learners.kernelized.FOAM` and
+    :class:`~aucopt.learners.kernelized.NOAM`, unregistered on its own. With ``w_t``
+    frozen at the arrival and ``B`` the opposite buffer::
 
         w <- w + (eta / |B|) sum_{x in B, y_t w_t.(x_t - x) < 1} y_t (x_t - x) / 2
 
-    ``eta`` "auto" is ``1 / s`` (``s`` the mean squared row norm); the paper tunes
-    it on 2^[-10:10].
+    Parameters
+    ----------
+    eta : float or "auto", default="auto"
+        Step; "auto" is ``1 / s`` (``s`` the mean squared row norm); the paper
+        tunes it on 2^[-10:10].
     """
 
     _C0 = 1.0

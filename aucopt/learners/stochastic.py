@@ -127,7 +127,7 @@ def _check_common(learner):
     check_epochs(learner)
     check_count("verbose", learner.verbose, minimum=0)
     check_seed(learner.random_state)
-    check_n_jobs(getattr(learner, "n_jobs", None))  # compositions may not have it
+    check_n_jobs(learner.n_jobs)
 
 
 class _PairwiseSGD(OnlineMixin, BaseLearner):
@@ -159,7 +159,7 @@ class _PairwiseSGD(OnlineMixin, BaseLearner):
         would take fewer than :data:`LANE_STEPS` steps or the steps cannot amortise
         an O(d) pass over the model (the norm recomputed after the threads, as
         :func:`settle` amortises its fold)."""
-        threads = n_threads(getattr(self, "n_jobs", None))  # compositions may lack it
+        threads = n_threads(self.n_jobs)
         if (threads > 1 and n_steps >= threads * LANE_STEPS
                 and n_steps * SETTLE_RATIO >= rows.n_features):
             return threads
@@ -167,7 +167,7 @@ class _PairwiseSGD(OnlineMixin, BaseLearner):
 
     def _work_vectors(self):
         # a dense scratch row per thread of a pass
-        return n_threads(getattr(self, "n_jobs", None))
+        return n_threads(self.n_jobs)
 
     def _progress(self):
         return f"steps {self.t_}, "
@@ -248,8 +248,7 @@ class _HingeSGD(WeightsModel, _PairwiseSGD):
         return max(1, n_rows // 100) if self.askip is None else int(self.askip)
 
     def _avg_power(self):
-        # compositions on feature maps may not expose avg_power: ASAM/PSAM's default
-        return getattr(self, "avg_power", 2.0) if self._averaged else 0.0
+        return self.avg_power if self._averaged else 0.0
 
     def _pass(self, rows, y, index):
         if self._pos.size == 0 or self._neg.size == 0:
