@@ -59,7 +59,8 @@ def docstring(doc, *, fields=None, paragraphs=(), parameters=(), attributes=()):
     Parameters
     ----------
     doc : str
-        The template: a numpydoc docstring.
+        The template: a numpydoc docstring, or a part of one (then only its fields
+        are filled).
     fields : dict, optional
         Its ``{name}`` fields are filled from ``fields`` (``str.format``: literal
         braces are doubled in the template); without ``fields`` it is taken as is.
@@ -76,6 +77,8 @@ def docstring(doc, *, fields=None, paragraphs=(), parameters=(), attributes=()):
     """
     if fields is not None:
         doc = doc.format(**fields)
+    if not (paragraphs or parameters or attributes):
+        return doc
     head, sections = _split(doc)
     head = "\n\n".join([head] + [fill(p) for p in paragraphs])
     for title, added in (("Parameters", parameters), ("Attributes", attributes)):

@@ -41,6 +41,7 @@ import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
 
+from aucopt._docs import docstring
 from aucopt._estimator import Estimator
 from aucopt._kernels._rows import RowSource
 from aucopt._state import Array, Scalar
@@ -763,13 +764,18 @@ _NYSTROEM_COMMON = """rank_tol : float, default=1e-10
         k-means sums)."""
 
 
+_NYSTROEM_FIELDS = {"_NYSTROEM_PARAMETERS": _NYSTROEM_PARAMETERS,
+                    "_NYSTROEM_COMMON": _NYSTROEM_COMMON,
+                    "_NYSTROEM_ATTRIBUTES": _NYSTROEM_ATTRIBUTES}
+
+
 def _distinct_rows(rng, n, m):
     """``m`` distinct row numbers out of ``n``, drawn uniformly, in increasing order."""
     return np.sort(rng.choice(n, size=m, replace=False))
 
 
 class Nystroem(_NystroemMap):
-    __doc__ = f"""Plain Nystrom map of a Gaussian kernel (uniform or given landmarks).
+    __doc__ = docstring("""Plain Nystrom map of a Gaussian kernel (uniform or given landmarks).
 
     The Nystrom method as used by Ding, Liu, Zhao & Hoi, "Large Scale Kernel Methods
     for Online AUC Maximization", ICDM 2017 (NOAM, Alg. 5, eq. 4): ``W`` is the
@@ -792,7 +798,7 @@ class Nystroem(_NystroemMap):
     {_NYSTROEM_COMMON}
 
     {_NYSTROEM_ATTRIBUTES}
-    """
+    """, fields=_NYSTROEM_FIELDS)
 
     def __init__(self, n_components=200, bandwidth="auto", n_eigen=0.4, rank_tol=1e-10,
                  random_state=None, block_size=_DEFAULT_BLOCK, n_jobs=None,
@@ -853,7 +859,7 @@ class Nystroem(_NystroemMap):
 
 
 class KMeansNystroem(_NystroemMap):
-    __doc__ = f"""k-means Nystrom map of a Gaussian kernel.
+    __doc__ = docstring("""k-means Nystrom map of a Gaussian kernel.
 
     The embedding of M. Khalid Alnnfai, "Scalable Large Margin Pairwise Learning
     Algorithms", PhD dissertation, Colorado State University, 2019 (Sec. 2.3,
@@ -894,7 +900,7 @@ class KMeansNystroem(_NystroemMap):
     {_NYSTROEM_ATTRIBUTES}
     n_iter_ : int
         Lloyd updates made.
-    """
+    """, fields=_NYSTROEM_FIELDS)
 
     def __init__(self, n_components=1600, bandwidth="auto", max_iter=10, n_eigen=None,
                  rank_tol=1e-10, random_state=None, block_size=_DEFAULT_BLOCK,

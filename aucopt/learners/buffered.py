@@ -30,7 +30,6 @@ O(M nnz), nothing O(d).
 """
 # The kernels are
 # aucopt._kernels._buffered (rules, arrival loop) and aucopt._kernels._buffers.
-import textwrap
 from statistics import NormalDist
 
 import numpy as np
@@ -38,6 +37,7 @@ import numpy as np
 from aucopt._kernels._buffered import (BufferOgd, CbrDiag, CbrFull, OamGra, OamSeq, Scw,
                                        run_arrivals, symmetrize)
 from aucopt._kernels._buffers import Buffers
+from aucopt._docs import docstring, fill
 from aucopt._state import Array, Generator, Scalar
 from aucopt.base import BaseLearner, OnlineMixin
 from aucopt.learners._common import (WeightsModel, auto_or_positive, check_shuffle,
@@ -444,7 +444,6 @@ class _ConfidenceWeighted(_Buffered):
 
 _COMMON_PARAMS = """\
     buffer_size : int, default={size}
-        Capacity of each of the two buffers (M+ = M- = M), at most 10**6.
 {size_note}
     buffer : {{"fifo", "reservoir"}}, default={policy!r}
         Buffer policy: reservoir sampling (Vitter's Algorithm R, as in Khalid 2019,
@@ -468,9 +467,9 @@ _COMMON_PARAMS = """\
         updates, buffer fill, ``||w||``, AUC on the chunk, time).
     pos_label : label or None, default=None
         Which label is positive; default the larger of the two.
+"""
 
-    Attributes
-    ----------
+_COMMON_ATTRIBUTES = """\
     coef_ : ndarray of shape (n_features,)
         The ranking vector ({vector}), read from ``weights_`` on access.
     intercept_ : float
@@ -514,24 +513,22 @@ _BUFFER_WEIGHTS = """Each copy is an arrival: it takes its step against the othe
 
 
 def _documented(size, policy, size_note, vector, updates, columns=1, column_note="",
-                extra_state="", attrs=""):
-    """Append the parameters and attributes every buffered learner shares (and the
-    merge paragraph, before the parameters)."""
-    indent = " " * 8
+                extra_state="", attrs=()):
+    """Add the parameters and attributes every buffered learner shares (and the
+    merge and sample-weight paragraphs, before the parameters)."""
 
     def deco(cls):
-        cls.__doc__ = cls.__doc__.replace("\n    Parameters\n",
-                                          _MERGE_DOC + "\n\n    Parameters\n", 1)
+        fields = dict(size=size, policy=policy, vector=vector, updates=updates,
+                      columns=columns, extra_state=extra_state, size_note=fill(
+                          "Capacity of each of the two buffers (M+ = M- = M), at most "
+                          f"10**6. {size_note}", 8), weights_note=fill(
+                          "The weight primitive's state: column 0 is the ranking vector"
+                          f"{column_note}.", 8))
+        cls.__doc__ = docstring(cls.__doc__, paragraphs=[_MERGE_DOC],
+                                parameters=[docstring(_COMMON_PARAMS, fields=fields)],
+                                attributes=[docstring(_COMMON_ATTRIBUTES, fields=fields),
+                                            *attrs])
         document_weights(cls, _BUFFER_WEIGHTS)
-        weights_note = (f"The weight primitive's state: column 0 is the ranking vector"
-                        f"{column_note}.")
-        cls.__doc__ = (cls.__doc__.rstrip() + "\n" + _COMMON_PARAMS.format(
-            size=size, policy=policy, vector=vector, updates=updates, columns=columns,
-            extra_state=extra_state,
-            size_note=textwrap.fill(size_note, 84, initial_indent=indent,
-                                    subsequent_indent=indent),
-            weights_note=textwrap.fill(weights_note, 84, initial_indent=indent,
-                                       subsequent_indent=indent)) + attrs)
         return cls
 
     return deco
@@ -675,8 +672,8 @@ class _BufferOGD(_Buffered):
              "is the variant the dissertation finds best and reruns in Ch.7, "
              "``buffer='reservoir'`` gives CBR_RS.", "mu", "pairs with a positive loss",
              extra_state=", covariance",
-             attrs="    covariance_ : ndarray of shape (n_features, n_features)\n"
-                   "        Sigma, symmetric.\n")
+             attrs=["    covariance_ : ndarray of shape (n_features, n_features)\n"
+                    "        Sigma, symmetric."])
 class CBR(_ConfidenceWeighted):
     """CBR: confidence-weighted bipartite ranking with a full covariance.
 

@@ -248,7 +248,8 @@ def _composed_doc(cls):
                    + entries(inner.__doc__, "Attributes") if "coef_" not in names
                    and "feature_map_" not in names]
     own = cls.__doc__.split("\n    Parameters\n")[0].split("\n    Attributes\n")[0]
-    return docstring(own, paragraphs=[_MERGE.format(inner=name)] if inner._merge else (),
+    merge = [docstring(_MERGE, fields={"inner": name})] if inner._merge else ()
+    return docstring(own, paragraphs=merge,
                      parameters=params, attributes=attributes)
 
 

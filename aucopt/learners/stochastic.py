@@ -35,6 +35,7 @@ import numpy as np
 from aucopt._kernels._pairwise import (Halt, HingeProx, Schedule, Subgradient, close_lanes,
                                        hinge_lane, hinge_pairs, open_lanes, refold,
                                        square_lane, square_prox_pairs)
+from aucopt._docs import docstring
 from aucopt._state import Generator, Scalar
 from aucopt.base import BaseLearner, OnlineMixin
 from aucopt.learners._common import (EPOCH_PARAMS, SETTLE_RATIO, WEIGHTED_AVERAGES,
@@ -387,11 +388,15 @@ _N_JOBS_PARAMS = """
         the cores on nearly every step (news20: 0.5-0.9x). Per-thread models merged
         every few steps (iterative parameter mixing) avoid that sharing, but the
         merges cost as much as the steps they save on two cores. Passes too short
-        for threads (fewer than ``n_jobs * LANE_STEPS`` or ``n_features / 16``
+        for threads (fewer than ``n_jobs * {lane_steps}`` or ``n_features / 16``
         steps) run on one thread; ``n_jobs=1`` is the sequential algorithm, bit for
-        bit.""".replace("LANE_STEPS", str(LANE_STEPS))
+        bit."""
 
-_TAIL_PARAMS = EPOCH_PARAMS.format(tol="3e-3") + _N_JOBS_PARAMS + """
+_N_JOBS_PARAMS = docstring(_N_JOBS_PARAMS, fields={"lane_steps": LANE_STEPS})
+_TAIL_FIELDS = {"epochs": docstring(EPOCH_PARAMS, fields={"tol": "3e-3"}),
+                "n_jobs": _N_JOBS_PARAMS}
+
+_TAIL_PARAMS = """{epochs}{n_jobs}
     random_state : int, numpy Generator or None, default=None
         Seed of the pair draws; the same seed gives the same model, bit for bit,
         for dense and CSR input (with ``n_jobs=1``).
@@ -404,7 +409,7 @@ _TAIL_PARAMS = EPOCH_PARAMS.format(tol="3e-3") + _N_JOBS_PARAMS + """
     Attributes
     ----------
     coef_ : ndarray of shape (n_features,)
-        The ranking direction (COEF_NOTE).
+        The ranking direction ({coef_note}).
     intercept_ : float
         ``-threshold`` of the training OPTROC point; ranks do not depend on it.
     classes_ : ndarray of shape (2,)
@@ -421,7 +426,7 @@ _TAIL_PARAMS = EPOCH_PARAMS.format(tol="3e-3") + _N_JOBS_PARAMS + """
         Epochs run (``fit`` epochs plus ``partial_fit`` calls).
     objective_ : float
         ``lam/2 ||w||^2`` + mean pairwise hinge after the last epoch (``n_epochs="auto"``).
-    stop_reason_ : {"tol", "max_epochs", "n_epochs"}
+    stop_reason_ : {{"tol", "max_epochs", "n_epochs"}}
     weights_ : ndarray of shape (n_features, 1) or (n_features, 2)
         The weight primitive's state: column 0 is ``v`` of the current iterate
         ``w = weights_scale_ * v``; with averaging, column 1 is the lazy average's
@@ -454,7 +459,7 @@ _REFERENCE = """Khalid, "Scalable Large Margin Pairwise Learning Algorithms", Ph
 
 
 class SAM(_HingeSGD):
-    __doc__ = f"""SAM: plain stochastic pairwise hinge SGD with scheduled L2 regularisation.
+    __doc__ = docstring("""SAM: plain stochastic pairwise hinge SGD with scheduled L2 regularisation.
 
     Minimises the pairwise hinge objective ({_REFERENCE}, eq. 6.1)::
 
@@ -473,8 +478,9 @@ class SAM(_HingeSGD):
 {_HINGE_MERGE}
 
     Parameters
-    ----------""" + _SAM_LAM + _COMMON_PARAMS + _TAIL_PARAMS.replace("COEF_NOTE",
-                                                                    "the last iterate")
+    ----------""", fields=dict(_REFERENCE=_REFERENCE, _HINGE_MERGE=_HINGE_MERGE)) \
+        + _SAM_LAM + _COMMON_PARAMS + docstring(_TAIL_PARAMS, fields=dict(
+            _TAIL_FIELDS, coef_note="the last iterate"))
 
     _aucopt_name = "sam"
     # the last iterate: a penalty of a few times 1/n (see lam)
@@ -503,7 +509,7 @@ class SAM(_HingeSGD):
 
 
 class ASAM(_HingeSGD):
-    __doc__ = f"""ASAM: accelerated stochastic AUC maximization ({_REFERENCE}, Sec. 6.3, Alg. 10).
+    __doc__ = docstring("""ASAM: accelerated stochastic AUC maximization ({_REFERENCE}, Sec. 6.3, Alg. 10).
 
     SAM's pairwise hinge steps and scheduled L2 shrink, plus averaging: every
     ``askip`` steps a snapshot of ``w`` enters a weighted running average, which
@@ -515,8 +521,9 @@ class ASAM(_HingeSGD):
 {_AVERAGE_MERGE}
 
     Parameters
-    ----------""" + _LAM + _COMMON_PARAMS + _AVERAGING_PARAMS + _TAIL_PARAMS.replace(
-        "COEF_NOTE", "the averaged iterate")
+    ----------""", fields=dict(_REFERENCE=_REFERENCE, _AVERAGE_MERGE=_AVERAGE_MERGE)) \
+        + _LAM + _COMMON_PARAMS + _AVERAGING_PARAMS + docstring(_TAIL_PARAMS, fields=dict(
+            _TAIL_FIELDS, coef_note="the averaged iterate"))
 
     _aucopt_name = "asam"
     _averaged = True
@@ -540,7 +547,7 @@ class ASAM(_HingeSGD):
 
 
 class PSAM(ASAM):
-    __doc__ = f"""PSAM: proximal stochastic AUC maximization ({_REFERENCE}, Sec. 7.3, Alg. 11, App. A).
+    __doc__ = docstring("""PSAM: proximal stochastic AUC maximization ({_REFERENCE}, Sec. 7.3, Alg. 11, App. A).
 
     Each step is the proximal map of the pair's hinge loss with parameter
     ``lam_t = 1 / (lam (t + t0))`` (Alg. 11: ``w_(t+1) = prox_(lam_t f_t)(w_t)``; the
@@ -558,8 +565,9 @@ class PSAM(ASAM):
 {_AVERAGE_MERGE}
 
     Parameters
-    ----------""" + _LAM + _COMMON_PARAMS + _AVERAGING_PARAMS + _TAIL_PARAMS.replace(
-        "COEF_NOTE", "the averaged iterate")
+    ----------""", fields=dict(_REFERENCE=_REFERENCE, _AVERAGE_MERGE=_AVERAGE_MERGE)) \
+        + _LAM + _COMMON_PARAMS + _AVERAGING_PARAMS + docstring(_TAIL_PARAMS, fields=dict(
+            _TAIL_FIELDS, coef_note="the averaged iterate"))
 
     _aucopt_name = "psam"
     _rule = HingeProx
@@ -629,7 +637,7 @@ class AdaDSGD(ElasticNetModel, _PairwiseSGD):
         Stage growth factor ``beta``.
     inner : {"alg1", "stability"}, default="alg1"
         Inner iterations per stage: ``m`` (Alg. 1) or ``ceil(m ** (4/3))``.""" \
-        + EPOCH_PARAMS.format(tol="1e-3") + _N_JOBS_PARAMS + """
+        + docstring(EPOCH_PARAMS, fields={"tol": "1e-3"}) + _N_JOBS_PARAMS + """
     random_state : int, numpy Generator or None, default=None
     verbose : int, default=0
         Print one progress line per epoch.
