@@ -2,12 +2,13 @@
 
 Members: ``__aucopt_meta__.npy`` (a uint8 array holding UTF-8 JSON: format name and
 version, learner name, parameters, scalar state, the names of the array members,
-and the parameters of each fitted sub-estimator, such as a feature map, whose state
-is stored under ``<attribute>.<its field>``) and one ``<name>.npy`` per state array. Nothing is ever unpickled: the JSON carries
-numbers, strings, lists and tagged bit-generator states only, and arrays are read
-by parsing their ``.npy`` header ourselves, refusing object dtypes, and checking
-dtype and shape against what the caller expects *before* reading the data (so a
-forged header cannot make the reader allocate what it announces).
+and the parameters of each fitted part, such as a feature map, whose state is
+stored under ``<attribute>.<its field>``) and one ``<name>.npy`` per state array.
+Nothing is ever unpickled: the JSON carries numbers, strings, lists and tagged
+bit-generator states only, and arrays are read by parsing their ``.npy`` header
+ourselves, refusing object dtypes, and checking dtype and shape against what the
+caller expects *before* reading the data (so a forged header cannot make the reader
+allocate what it announces).
 
 Every way a file can be malformed surfaces as ``ValueError("malformed model file:
 ...")`` (:class:`MalformedModel`).

@@ -12,7 +12,10 @@
    shape implied by the parameters and scalars (``n_features_in_``, ``tau``,
    buffer sizes, ...) before its data are read;
 4. the learner's ``_check_state`` checks relations no single field shows (e.g.
-   buffer slots pointing inside their pool, column indices below ``d``).
+   buffer slots pointing inside their pool, column indices below ``d``);
+5. a fitted part of the model (a kernelized learner's feature map) is made from
+   its saved parameters, which must pass its own checks, and its state (stored
+   under ``<attribute>.``) goes through steps 2-4 against its own declaration.
 
 Nothing is unpickled and nothing named in the file is imported except through
 the registry. Every failure is ``ValueError("malformed model file: <what>")``.

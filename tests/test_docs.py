@@ -114,4 +114,5 @@ def test_the_docstring_helper():
     assert [names for names, _ in entries(doc)] == [("a",), ("c",)]
     assert [names for names, _ in entries(doc, "Attributes")] == [("b_",), ("d_",)]
     # a part of a docstring only has its fields filled
-    assert docstring("\n    x : int, default={d}", fields={"d": 3}) == "\n    x : int, default=3"
+    part = docstring("\n    x : int, default={d}", fields={"d": 3})
+    assert part == "\n    x : int, default=3"

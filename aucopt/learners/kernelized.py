@@ -194,6 +194,11 @@ _PARAMETERS = """
 _MERGE = """Merging: as {inner}, for models with the same fitted map (refused otherwise:
     a map fitted on each part's own data differs)."""
 
+_ATTRIBUTES = """    feature_map_ : {map}
+        The fitted map, saved with the model.
+    coef_ : ndarray of shape (n_mapped_features,)
+        The linear model on the mapped rows."""
+
 _MAP_CAP = """The feature map's arrays count too: the map refuses more than this
     or its ``max_bytes``, the smaller."""
 
@@ -222,9 +227,9 @@ def _composed_doc(cls):
              if name in comp.shared and "\n" in text}
     notes["max_state_bytes"] = _MAP_CAP
     done, params = set(), []
-    sources = [(entries(cls.__doc__), {}, False),
-               (entries(cls._map_doc), comp.renamed, False),
-               (entries(inner.__doc__), {}, True), (entries(fmap.__doc__), comp.renamed, False)]
+    sources = [(entries(cls.__doc__), {}, False), (entries(cls._map_doc), comp.renamed, False),
+               (entries(inner.__doc__), {}, True),
+               (entries(fmap.__doc__), comp.renamed, False)]
     for found, rename, noted in sources:
         for names, text in found:
             names = tuple(rename.get(n, n) for n in names)
@@ -240,17 +245,13 @@ def _composed_doc(cls):
         raise TypeError(f"{cls.__name__}: no docstring documents {missing}")
     name = "the buffered learners" if inner.__name__.startswith("_") \
         else f":class:`{inner.__name__}`"
-    attributes = [f"""    feature_map_ : {fmap.__module__}.{fmap.__name__}
-        The fitted map, saved with the model.
-    coef_ : ndarray of shape (n_mapped_features,)
-        The linear model on the mapped rows."""]
+    attributes = [docstring(_ATTRIBUTES, fields={"map": f"{fmap.__module__}.{fmap.__name__}"})]
     attributes += [text for names, text in entries(cls.__doc__, "Attributes")
                    + entries(inner.__doc__, "Attributes") if "coef_" not in names
                    and "feature_map_" not in names]
     own = cls.__doc__.split("\n    Parameters\n")[0].split("\n    Attributes\n")[0]
     merge = [docstring(_MERGE, fields={"inner": name})] if inner._merge else ()
-    return docstring(own, paragraphs=merge,
-                     parameters=params, attributes=attributes)
+    return docstring(own, paragraphs=merge, parameters=params, attributes=attributes)
 
 
 _AUTO_COMPONENTS = """
