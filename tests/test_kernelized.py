@@ -293,3 +293,21 @@ def test_a_file_of_the_old_layout_is_refused_naming_its_version(tmp_path):
     arrays["__aucopt_meta__"] = np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)
     np.savez(path, **arrays)
     assert aucopt.load(path).n_features_in_ == 2
+
+
+def test_compose_refuses_ambiguous_parameters():
+    from aucopt.learners.kernelized import compose
+
+    class Learner(_BufferOGD):
+        def __init__(self, eta="auto", block_size=3):  # the map's block_size is 4096
+            self.eta = eta
+            self.block_size = block_size
+
+    with pytest.raises(TypeError, match="block_size"):
+        compose(Learner, RandomFourierFeatures)
+    made = compose(Learner, RandomFourierFeatures, defaults={"block_size": 8})
+    assert made().block_size == 8 and made._composition.shared == ("block_size",)
+    with pytest.raises(TypeError, match="no_such"):
+        compose(Learner, RandomFourierFeatures, defaults={"block_size": 8, "no_such": 1})
+    with pytest.raises(TypeError, match="renamed|new name"):
+        compose(_BufferOGD, RandomFourierFeatures, renamed={"n_components": "eta"})

