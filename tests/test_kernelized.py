@@ -251,15 +251,25 @@ def test_the_fitted_map_is_a_saved_part_of_the_model(name, tmp_path):
     assert type(loaded.feature_map_) is type(model.feature_map_)
     assert loaded.feature_map_.get_params() == model.feature_map_.get_params()
     np.testing.assert_array_equal(loaded.decision_function(X), model.decision_function(X))
-    # a map that does not fit the model is refused
+    # a map that does not fit the model, bad map parameters, a map without its
+    # parameters, a stray entry under the map: refused
     with np.load(path) as npz:
         arrays = {k: npz[k] for k in npz.files}
     meta = json.loads(arrays["__aucopt_meta__"].tobytes())
-    meta["attributes"]["feature_map_.n_features_in_"] = 3
-    arrays["__aucopt_meta__"] = np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)
-    np.savez(path, **arrays)
-    with pytest.raises(ValueError, match="malformed model file"):
-        aucopt.load(path)
+    edits = [lambda m: m["attributes"].update({"feature_map_.n_features_in_": 3}),
+             lambda m: m["parts"]["feature_map_"].update(n_components=-1),
+             lambda m: m["parts"]["feature_map_"].update(no_such_parameter=1),
+             lambda m: m["parts"].pop("feature_map_"),
+             lambda m: m["parts"].update({"feature_map_.inner": {}}),
+             lambda m: m["attributes"].update({"feature_map_.extra_": 1.0}),
+             lambda m: m["attributes"].update({"other_.x_": 1.0})]
+    for edit in edits:
+        bad = json.loads(json.dumps(meta))
+        edit(bad)
+        arrays["__aucopt_meta__"] = np.frombuffer(json.dumps(bad).encode(), dtype=np.uint8)
+        np.savez(path, **arrays)
+        with pytest.raises(ValueError, match="malformed model file"):
+            aucopt.load(path)
 
 
 def test_a_file_of_the_old_layout_is_refused_naming_its_version(tmp_path):
