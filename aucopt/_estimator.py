@@ -7,6 +7,8 @@ importing scikit-learn.
 """
 import inspect
 
+from aucopt._state import state_spec
+
 __all__ = ["Estimator"]
 
 
@@ -37,6 +39,11 @@ class Estimator:
                                  f"valid parameters are {valid}")
             setattr(self, key, value)
         return self
+
+    @classmethod
+    def _state_spec(cls):
+        """The declared fitted state (:mod:`aucopt._state`), merged along the MRO."""
+        return state_spec(cls)
 
     def _fitted_names(self):
         """Names of the fitted attributes (ending in ``_``)."""

@@ -1,12 +1,14 @@
 """The model-file format: one ``.npz`` (zip) archive, JSON metadata + plain arrays.
 
 Members: ``__aucopt_meta__.npy`` (a uint8 array holding UTF-8 JSON: format name and
-version, learner name, parameters, scalar state, the names of the array members)
-and one ``<name>.npy`` per state array. Nothing is ever unpickled: the JSON carries
-numbers, strings, lists and tagged bit-generator states only, and arrays are read
-by parsing their ``.npy`` header ourselves, refusing object dtypes, and checking
-dtype and shape against what the caller expects *before* reading the data (so a
-forged header cannot make the reader allocate what it announces).
+version, learner name, parameters, scalar state, the names of the array members,
+and the parameters of each fitted part, such as a feature map, whose state is
+stored under ``<attribute>.<its field>``) and one ``<name>.npy`` per state array.
+Nothing is ever unpickled: the JSON carries numbers, strings, lists and tagged
+bit-generator states only, and arrays are read by parsing their ``.npy`` header
+ourselves, refusing object dtypes, and checking dtype and shape against what the
+caller expects *before* reading the data (so a forged header cannot make the reader
+allocate what it announces).
 
 Every way a file can be malformed surfaces as ``ValueError("malformed model file:
 ...")`` (:class:`MalformedModel`).
@@ -22,12 +24,17 @@ import numpy as np
 
 from aucopt._atomic import atomic_write
 from aucopt._state import shape_matches
+from aucopt._version import __version__
 
-__all__ = ["FORMAT_NAME", "FORMAT_VERSION", "MalformedModel", "write_model", "ModelReader",
-           "to_json", "from_json"]
+__all__ = ["FORMAT_NAME", "FORMAT_VERSION", "PARTS_FORMAT", "MalformedModel", "write_model",
+           "encode_model", "ModelReader", "to_json", "from_json"]
 
 FORMAT_NAME = "aucopt-model"
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
+# Format 3 added sub-estimators ("parts"); format 2 files are the same otherwise and
+# are read (a learner with a sub-estimator refuses them: it was stored differently)
+PARTS_FORMAT = 3
+_OLDEST_FORMAT = 2
 META = "__aucopt_meta__"
 _MAX_META_BYTES = 16 * 2**20
 # member compressions read: zipfile inflates these in bounded steps, so reading an
@@ -145,6 +152,38 @@ def _checked_state(obj, template, what, key):
 # --------------------------------------------------------------------------- writing
 
 
+def encode_model(learner, name):
+    """``(meta, arrays)`` of ``learner`` saved as registry name ``name``: its
+    parameters, its declared state (:mod:`aucopt._state`) present, and each fitted
+    sub-estimator's parameters and state under ``<attribute>.``."""
+    meta = {"format": FORMAT_NAME, "format_version": FORMAT_VERSION, "learner": name,
+            "aucopt_version": __version__, "params": _params(learner, ""), "attributes": {},
+            "arrays": [], "parts": {}}
+    arrays = {}
+    _encode_state(learner, "", meta, arrays)
+    return meta, arrays
+
+
+def _params(obj, prefix):
+    return {key: to_json(value, f"parameter {prefix + key!r}")
+            for key, value in obj.get_params().items()}
+
+
+def _encode_state(obj, prefix, meta, arrays):
+    for key, field in type(obj)._state_spec().items():
+        if key not in obj.__dict__:
+            continue
+        value, name = obj.__dict__[key], prefix + key
+        if field.kind == "part":
+            meta["parts"][name] = _params(value, name + ".")
+            _encode_state(value, name + ".", meta, arrays)
+        elif field.kind == "array":
+            arrays[name] = np.ascontiguousarray(value)
+            meta["arrays"].append(name)
+        else:
+            meta["attributes"][name] = to_json(value, f"attribute {name!r}")
+
+
 def write_model(path, meta, arrays):
     """Write ``meta`` (JSON-safe dict) and ``arrays`` (name -> ndarray) to ``path``.
 
@@ -219,14 +258,18 @@ class ModelReader:
         if version > FORMAT_VERSION:
             raise ValueError(f"{self._label()} was written by a newer aucopt "
                              f"({meta.get('aucopt_version')!r}); upgrade aucopt to load it")
-        if version < FORMAT_VERSION:
+        if version < _OLDEST_FORMAT:
             raise ValueError(f"{self._label()} was written by aucopt "
                              f"{meta.get('aucopt_version')!r} in an older format "
                              f"({version}); refit the model with this version")
+        if version < PARTS_FORMAT:
+            meta.setdefault("parts", {})
         for key, kind in (("learner", str), ("params", dict), ("attributes", dict),
-                          ("arrays", list)):
+                          ("arrays", list), ("parts", dict)):
             if not isinstance(meta.get(key), kind):
                 raise MalformedModel(f"{key!r} is missing or not a {kind.__name__}")
+        if not all(isinstance(p, dict) for p in meta["parts"].values()):
+            raise MalformedModel("the parameters of a part are not an object")
         if not all(isinstance(a, str) for a in meta["arrays"]):
             raise MalformedModel("array names are not strings")
         listed = set(meta["arrays"])

@@ -2,7 +2,8 @@
 
 Each learner class lists its fitted state in a class attribute ``_state`` (merged
 along the class hierarchy by :func:`state_spec`): a name ending in ``_`` mapped to
-an :class:`Array`, :class:`Scalar`, :class:`Labels` or :class:`Generator` field.
+an :class:`Array`, :class:`Scalar`, :class:`Labels`, :class:`Generator` or
+:class:`Part` (a fitted sub-estimator, such as a learner's feature map) field.
 Array shapes name dimensions (``"d"`` = ``n_features_in_``, ``"tau"``, ``"M"``, ...)
 that the learner resolves in ``_state_dims()`` from its parameters and scalar state.
 The declaration serves persistence (only declared names are written; a file is
@@ -13,7 +14,7 @@ import numbers
 
 import numpy as np
 
-__all__ = ["Array", "Scalar", "Labels", "Generator", "state_spec", "shape_matches",
+__all__ = ["Array", "Scalar", "Labels", "Generator", "Part", "state_spec", "shape_matches",
            "StateError"]
 
 # Integer state must fit the kernels' C longs with room to count on.
@@ -163,6 +164,26 @@ class Generator(Field):
     def check(self, name, value, dims=None):
         if not isinstance(value, np.random.Generator):
             raise StateError(f"{name} is {type(value).__name__}, expected a Generator")
+        return value
+
+
+class Part(Field):
+    """A fitted sub-estimator of class ``cls`` (e.g. a learner's feature map) that
+    declares its own ``_state``: saved as its parameters plus its state under the
+    names ``<name>.<field>``, and loaded into a new ``cls`` made from the saved
+    parameters (checked by its ``_check_params``), its state checked against its
+    own declaration and its ``_check_state``."""
+
+    kind = "part"
+
+    def __init__(self, cls, optional=False):
+        super().__init__(optional)
+        self.cls = cls
+
+    def check(self, name, value, dims=None):
+        if type(value) is not self.cls:
+            raise StateError(f"{name} is {type(value).__name__}, expected "
+                             f"{self.cls.__name__}")
         return value
 
 

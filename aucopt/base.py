@@ -38,10 +38,9 @@ import numpy as np
 
 import aucopt.driver as driver
 from aucopt._estimator import Estimator
-from aucopt._format import FORMAT_NAME, FORMAT_VERSION, to_json, write_model
+from aucopt._format import encode_model, write_model
 from aucopt._kernels._weights import dense_scores
 from aucopt._state import Array, Labels, Scalar, state_spec
-from aucopt._version import __version__
 from aucopt.driver import HISTORY_COLUMNS
 from aucopt.merging import MergeMixin, merge
 from aucopt.metrics import roc_auc
@@ -306,22 +305,7 @@ class BaseLearner(MergeMixin, Estimator):
             raise ValueError(f"{type(self).__qualname__} is not registered; decorate it "
                              "with @aucopt.register(name) (or declare an entry point) to "
                              "save it")
-        meta = {"format": FORMAT_NAME, "format_version": FORMAT_VERSION, "learner": name,
-                "aucopt_version": __version__, "params": {}, "attributes": {},
-                "arrays": []}
-        for key, value in self.get_params().items():
-            meta["params"][key] = to_json(value, f"parameter {key!r}")
-        arrays = {}
-        for key, field in self._state_spec().items():
-            if key not in self.__dict__:
-                continue
-            value = self.__dict__[key]
-            if field.kind == "array":
-                arrays[key] = np.ascontiguousarray(value)
-                meta["arrays"].append(key)
-            else:
-                meta["attributes"][key] = to_json(value, f"attribute {key!r}")
-        write_model(path, meta, arrays)
+        write_model(path, *encode_model(self, name))
         return self
 
 

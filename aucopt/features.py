@@ -41,7 +41,9 @@ import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
 
+from aucopt._docs import docstring
 from aucopt._estimator import Estimator
+from aucopt._kernels._rows import RowSource
 from aucopt._state import Array, Scalar
 from aucopt.exceptions import not_fitted_error
 from aucopt.validation import (auto_or_positive, check_choice, check_count, check_n_jobs,
@@ -96,6 +98,24 @@ def _routed(X):
             rows = rows.copy()
             rows.eliminate_zeros()
         yield sel, rows
+
+
+def _validated(X, norms=False, n_features=None, estimator=None, name="X"):
+    """The validated matrix of ``X``: a RowSource's own (its maker validated the
+    rows; with ``norms`` they must have finite norms, checked on the cached ones),
+    anything else through :func:`check_X` (and :func:`finite_rows` with ``norms``:
+    distances and bandwidths must not overflow)."""
+    if not isinstance(X, RowSource):
+        X = check_X(X, name=name, n_features=n_features, estimator=estimator)
+        if norms:
+            finite_rows(X)
+        return X
+    if n_features is not None and X.n_features != n_features:
+        raise ValueError(f"{name} has {X.n_features} features, but {estimator} is expecting "
+                         f"{n_features} features as input")
+    if norms:
+        X.check_finite_norms()
+    return X.matrix
 
 
 def _product(rows, T, out):
@@ -338,27 +358,42 @@ class _FeatureMap(Estimator):
         return AUTO_COMPONENTS[1] if self._auto_components() else int(self.n_components)
 
     def fit(self, X, y=None):
-        """Fit the map to ``X`` (dense or sparse); ``y`` is ignored.
+        """Fit the map to ``X``; ``y`` is ignored.
+
+        Parameters
+        ----------
+        X : array-like, sparse matrix or RowSource of shape (n_samples, n_features)
+            Dense or sparse rows, or the row source of rows validated once, with
+            their norms (:func:`aucopt.validation.finite_rows`), which is not
+            validated again (its cached norms must be finite).
 
         Returns
         -------
         self
         """
         self._check_params()
-        X = check_X(X)
-        finite_rows(X)  # distances and bandwidths must not overflow
-        state = self._fit(X)
-        state["n_features_in_"] = X.shape[1]
+        return self._fit_validated(_validated(X, norms=True))
+
+    def _fit_validated(self, X):
+        """:meth:`fit` on a validated matrix of rows with finite norms, the
+        parameters checked (a learner on this map checks them with its own)."""
+        return self._store(self._fit(X), X.shape[1])
+
+    def _store(self, state, n_features):
+        """Replace the fitted state by ``state`` (of a map of ``n_features`` inputs)."""
+        state["n_features_in_"] = n_features
         self._clear_fitted()
         self.__dict__.update(state)
         return self
 
     def transform(self, X, out=None):
-        """Map the rows of ``X`` (dense or sparse) to the feature space.
+        """Map the rows of ``X`` to the feature space.
 
         Parameters
         ----------
-        X : array-like or sparse matrix of shape (n_samples, ``n_features_in_``)
+        X : array-like, sparse matrix or RowSource of shape (n_samples, ``n_features_in_``)
+            Dense or sparse rows, or a RowSource of validated rows (as for
+            :meth:`fit`; no norms needed).
         out : ndarray of shape (n_samples, ``n_features_out_``), optional
             C-contiguous float64 array to write the result to (e.g. a
             ``numpy.memmap``); a new array by default.
@@ -373,7 +408,12 @@ class _FeatureMap(Estimator):
                                    "yet; call fit with training data first")
         check_count("block_size", self.block_size)
         check_n_jobs(self.n_jobs)
-        X = check_X(X, n_features=self.n_features_in_, estimator=type(self).__name__)
+        return self._transform_validated(_validated(X, n_features=self.n_features_in_,
+                                                    estimator=type(self).__name__), out)
+
+    def _transform_validated(self, X, out=None):
+        """:meth:`transform` of a validated matrix of rows of ``n_features_in_``
+        features, the map fitted and its parameters checked."""
         shape = (X.shape[0], self.n_features_out_)
         if out is None:
             out = np.empty(shape)
@@ -724,13 +764,18 @@ _NYSTROEM_COMMON = """rank_tol : float, default=1e-10
         k-means sums)."""
 
 
+_NYSTROEM_FIELDS = {"_NYSTROEM_PARAMETERS": _NYSTROEM_PARAMETERS,
+                    "_NYSTROEM_COMMON": _NYSTROEM_COMMON,
+                    "_NYSTROEM_ATTRIBUTES": _NYSTROEM_ATTRIBUTES}
+
+
 def _distinct_rows(rng, n, m):
     """``m`` distinct row numbers out of ``n``, drawn uniformly, in increasing order."""
     return np.sort(rng.choice(n, size=m, replace=False))
 
 
 class Nystroem(_NystroemMap):
-    __doc__ = f"""Plain Nystrom map of a Gaussian kernel (uniform or given landmarks).
+    __doc__ = docstring("""Plain Nystrom map of a Gaussian kernel (uniform or given landmarks).
 
     The Nystrom method as used by Ding, Liu, Zhao & Hoi, "Large Scale Kernel Methods
     for Online AUC Maximization", ICDM 2017 (NOAM, Alg. 5, eq. 4): ``W`` is the
@@ -753,7 +798,7 @@ class Nystroem(_NystroemMap):
     {_NYSTROEM_COMMON}
 
     {_NYSTROEM_ATTRIBUTES}
-    """
+    """, fields=_NYSTROEM_FIELDS)
 
     def __init__(self, n_components=200, bandwidth="auto", n_eigen=0.4, rank_tol=1e-10,
                  random_state=None, block_size=_DEFAULT_BLOCK, n_jobs=None,
@@ -799,20 +844,22 @@ class Nystroem(_NystroemMap):
             Fitted, with ``n_components = Q``; calling ``fit`` on it again samples
             new landmarks from the data it is given.
         """
-        X = check_X(X_landmarks, name="X_landmarks")
+        X = _validated(X_landmarks, name="X_landmarks")
         est = cls(n_components=X.shape[0], bandwidth=bandwidth, n_eigen=n_eigen,
                   rank_tol=rank_tol, block_size=block_size, n_jobs=n_jobs,
                   max_bytes=max_bytes)
         est._check_params()
-        _check_dense_size("the landmark matrix", X.shape[0], X.shape[1], max_bytes)
-        state = est._embedding(_dense_copy(X), est._bandwidth(X))
-        state["n_features_in_"] = X.shape[1]
-        est.__dict__.update(state)
-        return est
+        return est._fit_landmarks(X, est._bandwidth(X))
+
+    def _fit_landmarks(self, X, bandwidth):
+        """Fit on exactly the rows of the validated matrix ``X`` as landmarks, with
+        kernel bandwidth ``bandwidth`` (the parameters checked)."""
+        _check_dense_size("the landmark matrix", X.shape[0], X.shape[1], self.max_bytes)
+        return self._store(self._embedding(_dense_copy(X), bandwidth), X.shape[1])
 
 
 class KMeansNystroem(_NystroemMap):
-    __doc__ = f"""k-means Nystrom map of a Gaussian kernel.
+    __doc__ = docstring("""k-means Nystrom map of a Gaussian kernel.
 
     The embedding of M. Khalid Alnnfai, "Scalable Large Margin Pairwise Learning
     Algorithms", PhD dissertation, Colorado State University, 2019 (Sec. 2.3,
@@ -853,7 +900,7 @@ class KMeansNystroem(_NystroemMap):
     {_NYSTROEM_ATTRIBUTES}
     n_iter_ : int
         Lloyd updates made.
-    """
+    """, fields=_NYSTROEM_FIELDS)
 
     def __init__(self, n_components=1600, bandwidth="auto", max_iter=10, n_eigen=None,
                  rank_tol=1e-10, random_state=None, block_size=_DEFAULT_BLOCK,

@@ -12,7 +12,10 @@
    shape implied by the parameters and scalars (``n_features_in_``, ``tau``,
    buffer sizes, ...) before its data are read;
 4. the learner's ``_check_state`` checks relations no single field shows (e.g.
-   buffer slots pointing inside their pool, column indices below ``d``).
+   buffer slots pointing inside their pool, column indices below ``d``);
+5. a fitted part of the model (a kernelized learner's feature map) is made from
+   its saved parameters, which must pass its own checks, and its state (stored
+   under ``<attribute>.``) goes through steps 2-4 against its own declaration.
 
 Nothing is unpickled and nothing named in the file is imported except through
 the registry. Every failure is ``ValueError("malformed model file: <what>")``.
@@ -22,7 +25,7 @@ from __future__ import annotations
 import os
 from typing import IO
 
-from aucopt._format import MalformedModel, ModelReader, from_json
+from aucopt._format import PARTS_FORMAT, MalformedModel, ModelReader, from_json
 from aucopt._state import StateError
 from aucopt.base import BaseLearner
 from aucopt.registry import get_class
@@ -57,30 +60,16 @@ def load(path: str | os.PathLike | IO[bytes]) -> BaseLearner:
         except ValueError as exc:
             raise MalformedModel(f"learner {meta['learner']!r} is not available "
                                  f"({str(exc).splitlines()[0]})") from None
+        parts = [k for k, f in cls._state_spec().items() if f.kind == "part"]
+        if parts and meta["format_version"] < PARTS_FORMAT:
+            raise ValueError(
+                f"this {cls.__name__} was saved by aucopt {meta.get('aucopt_version')!r} in "
+                f"model-file format {meta['format_version']}, which stored its "
+                f"{', '.join(parts)} as copies of its attributes; this aucopt reads it from "
+                f"format {PARTS_FORMAT} on: refit the model and save it again")
         learner = _with_params(cls, meta["params"])
-        spec = cls._state_spec()
-        names = set(meta["attributes"]) | set(meta["arrays"])
-        unknown = sorted(names - set(spec))
-        if unknown:
-            raise MalformedModel(f"{unknown} are not state of {cls.__name__}")
-        missing = sorted(k for k, f in spec.items() if not f.optional and k not in names)
-        if missing:
-            raise MalformedModel(f"state {missing} of {cls.__name__} is missing")
         try:
-            for key, raw in meta["attributes"].items():
-                field = spec[key]
-                if field.kind == "array":
-                    raise StateError(f"{key} must be stored as an array member")
-                setattr(learner, key, field.check(key, from_json(raw, key)))
-            dims = learner._state_dims()
-            for key in meta["arrays"]:
-                field = spec[key]
-                if field.kind != "array":
-                    raise StateError(f"{key} must be stored in the metadata")
-                value = reader.array(key, getattr(field, "dtype", None), field.resolve(dims),
-                                     labels=not hasattr(field, "dtype"))
-                setattr(learner, key, field.check(key, value, dims))
-            learner._check_state()
+            _read_state(reader, learner, "")
         except MalformedModel:
             raise
         except (StateError, ValueError, TypeError, KeyError, AttributeError,
@@ -89,12 +78,56 @@ def load(path: str | os.PathLike | IO[bytes]) -> BaseLearner:
     return learner
 
 
-def _with_params(cls, raw):
+def _read_state(reader, obj, prefix):
+    """Set the declared state of ``obj`` from the file's entries named ``prefix +
+    field`` (a part's own: ``prefix + part + "." + field``, read into a new part made
+    from its saved parameters), checking every value against the declaration, then
+    the relations between them (``_check_state``)."""
+    meta = reader.meta
+    spec = type(obj)._state_spec()
+    stored, nested = {}, set()  # field -> how it is stored; parts holding entries
+    for how in ("attributes", "arrays", "parts"):
+        for key in meta[how]:
+            if key.startswith(prefix):
+                head, dot, _ = key[len(prefix):].partition(".")
+                if dot:
+                    nested.add(head)
+                elif stored.setdefault(head, how) != how:
+                    raise MalformedModel(f"{prefix + head} is stored twice")
+    unknown = sorted(set(stored) - set(spec) | {h for h in nested if stored.get(h) != "parts"})
+    if unknown:
+        raise MalformedModel(f"{[prefix + k for k in unknown]} are not state of "
+                             f"{type(obj).__name__}")
+    missing = sorted(k for k, f in spec.items() if not f.optional and k not in stored)
+    if missing:
+        raise MalformedModel(f"state {[prefix + k for k in missing]} of "
+                             f"{type(obj).__name__} is missing")
+    for key, how in stored.items():
+        expected = {"array": "arrays", "part": "parts"}.get(spec[key].kind, "attributes")
+        if how != expected:
+            raise StateError(f"{prefix + key} must be stored in the {expected!r}")
+    for key in [k for k, how in stored.items() if how == "attributes"]:
+        setattr(obj, key, spec[key].check(prefix + key, from_json(
+            meta["attributes"][prefix + key], prefix + key)))
+    for key in [k for k, how in stored.items() if how == "parts"]:
+        part = _with_params(spec[key].cls, meta["parts"][prefix + key], prefix + key + ".")
+        _read_state(reader, part, prefix + key + ".")
+        setattr(obj, key, part)
+    dims = obj._state_dims()
+    for key in [k for k, how in stored.items() if how == "arrays"]:
+        field = spec[key]
+        value = reader.array(prefix + key, getattr(field, "dtype", None), field.resolve(dims),
+                             labels=not hasattr(field, "dtype"))
+        setattr(obj, key, field.check(prefix + key, value, dims))
+    obj._check_state()
+
+
+def _with_params(cls, raw, prefix=""):
     valid = set(cls._get_param_names())
-    unknown = sorted(set(raw) - valid)
+    unknown = sorted(prefix + k for k in set(raw) - valid)
     if unknown:
         raise MalformedModel(f"{unknown} are not parameters of {cls.__name__}")
-    params = {k: from_json(v, f"parameter {k!r}") for k, v in raw.items()}
+    params = {k: from_json(v, f"parameter {prefix + k!r}") for k, v in raw.items()}
     try:
         learner = cls(**params)
         learner._check_params()

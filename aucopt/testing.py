@@ -42,6 +42,7 @@ import numbers
 import numpy as np
 import scipy.sparse as sp
 
+from aucopt._estimator import Estimator
 from aucopt.exceptions import NotFittedError
 from aucopt.driver import resolved_params
 from aucopt.traits import traits_of
@@ -79,13 +80,16 @@ def _with_seed(learner, seed=0, **params):
 
 
 def fitted_state(learner):
-    """Every fitted attribute, deep-copied, with generators as their states (compare
+    """Every fitted attribute, deep-copied, with generators as their states and a
+    fitted part (a feature map) as its own fitted attributes, ``part.name`` (compare
     two with :func:`assert_same_state`)."""
     out = {}
     for key, value in vars(learner).items():
         if not key.endswith("_") or key.startswith("__"):
             continue
-        if isinstance(value, np.random.Generator):
+        if isinstance(value, Estimator):
+            out.update({f"{key}.{k}": v for k, v in fitted_state(value).items()})
+        elif isinstance(value, np.random.Generator):
             out[key] = ("generator", value.bit_generator.state)
         elif isinstance(value, np.ndarray):
             out[key] = value.copy()

@@ -17,7 +17,7 @@ TOOLS = PACKAGE.parent / "tools"
 LAYERS = (
     # primitives: kernels, state declarations, file format, class traits
     ("aucopt._version", "aucopt._atomic", "aucopt._estimator", "aucopt._state",
-     "aucopt._format", "aucopt._kernels", "aucopt.exceptions", "aucopt.traits"),
+     "aucopt._format", "aucopt._docs", "aucopt._kernels", "aucopt.exceptions", "aucopt.traits"),
     # checked data, metrics, data sets, feature maps, model selection, plots
     ("aucopt.validation", "aucopt.metrics", "aucopt.datasets.*", "aucopt.features",
      "aucopt.model_selection", "aucopt.plot"),

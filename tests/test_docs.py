@@ -79,3 +79,40 @@ def test_source_does_not_point_at_research_notes():
             for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
             for m in [NOTE_POINTER.search(line)] if m]
     assert not hits, hits[:20]
+
+
+def test_docstrings_are_assembled_by_one_helper():
+    """aucopt._docs.docstring assembles every docstring: no f-string docstrings,
+    ``str.format`` / ``replace`` on templates or paragraph filling of their own."""
+    root = pathlib.Path(__file__).resolve().parents[1] / "aucopt"
+    pattern = re.compile(r'__doc__ = f"|^import textwrap|_PARAMS\.format\(|\.replace\("COEF|'
+                         r'__doc__\.replace\(', re.M)
+    hits = [f"{p.relative_to(root)}: {m.group(0)}" for p in sorted(root.rglob("*.py"))
+            if p.name != "_docs.py" for m in pattern.finditer(p.read_text(encoding="utf-8"))]
+    assert not hits, hits
+
+
+def test_the_docstring_helper():
+    from aucopt._docs import docstring, entries
+
+    doc = docstring('''Summary {what}.
+
+    Parameters
+    ----------
+    a : int, default=1
+        The a.
+
+    Attributes
+    ----------
+    b_ : float
+    ''', fields={"what": "here"}, paragraphs=["Merging: " + "word " * 30],
+                    parameters=["    c : {{x}}\n        The c."], attributes=["    d_ : int"])
+    assert doc.startswith("Summary here.\n\n    Merging: word")
+    assert all(len(line) <= 84 for line in doc.splitlines())
+    assert doc.index("Merging") < doc.index("Parameters") < doc.index("    c : {{x}}") \
+        < doc.index("Attributes") < doc.index("    d_ : int")
+    assert [names for names, _ in entries(doc)] == [("a",), ("c",)]
+    assert [names for names, _ in entries(doc, "Attributes")] == [("b_",), ("d_",)]
+    # a part of a docstring only has its fields filled
+    part = docstring("\n    x : int, default={d}", fields={"d": 3})
+    assert part == "\n    x : int, default=3"

@@ -514,3 +514,26 @@ def test_auto_components_grow_like_sqrt_n_between_256_and_1600(make):
     fmap.n_features_out_ = per * 1601
     with pytest.raises(ValueError, match="n_features_out_|landmarks_"):
         fmap._check_state()
+
+
+@pytest.mark.parametrize("make", MAPS, ids=MAP_IDS)
+def test_a_row_source_of_validated_rows_is_taken_as_it_is(make):
+    """fit / transform take the row source a learner validated once (finite_rows)
+    and give what they give on the matrix itself."""
+    from aucopt.validation import check_X, finite_rows, row_source
+
+    X = _mixed(4, n=120)
+    ref = make().fit(X)
+    for Xin in (X, sp.csr_matrix(X)):
+        rows = finite_rows(check_X(Xin))
+        est = make().fit(rows)
+        for name, value in _fitted(ref).items():
+            np.testing.assert_array_equal(getattr(est, name), value, err_msg=name)
+        np.testing.assert_array_equal(est.transform(row_source(check_X(Xin), norms=False)),
+                                      ref.transform(X))
+    with pytest.raises(ValueError, match="features"):
+        ref.transform(finite_rows(check_X(X[:, :-1])))
+    with pytest.raises(ValueError, match="take"):
+        ref.transform(finite_rows(check_X(X)).take(np.arange(3)))
+    with pytest.raises(ValueError, match="without row norms"):
+        make().fit(row_source(check_X(X), norms=False))  # fit needs the norms checked

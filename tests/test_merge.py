@@ -18,7 +18,7 @@ from aucopt.registry import BUILTIN, get_class
 from reference import optroc_bruteforce, pairwise_square_minimiser, sketched_square_minimiser
 
 NAMES = sorted(n for n, origin in aucopt.available().items() if origin == BUILTIN)
-MAPPED = {n for n in NAMES if getattr(get_class(n), "_map_class", None) is not None}
+MAPPED = {n for n in NAMES if get_class(n).traits.row_map}
 EXACT = [n for n in NAMES if get_class(n).traits.merge == "exact"]
 AVERAGE = [n for n in NAMES if get_class(n).traits.merge == "average" and n not in MAPPED]
 NOT_MERGEABLE = [n for n in NAMES if get_class(n).traits.merge is None]

@@ -310,6 +310,15 @@ cdef class RowSource:
         """Rows of the underlying matrix (``n_rows`` unless this is a ``take`` view)."""
         return self._refs[0].shape[0]
 
+    @property
+    def matrix(self):
+        """The validated matrix this source views (``ValueError`` for a ``take``
+        view, whose rows are not that matrix's): for code that works on whole
+        matrices, such as the feature maps, given rows validated once."""
+        if self.order != NULL:
+            raise ValueError("a take() view of a RowSource has no matrix of its own")
+        return self._refs[0]
+
     cdef Py_ssize_t row(self, Py_ssize_t i, const double** vals,
                         const int32_t** ind) noexcept nogil:
         """Point ``vals``/``ind`` at row ``i`` and return its number of entries."""

@@ -9,10 +9,10 @@ computed on first access (so a streaming ``partial_fit`` never reads out the
 whole model).
 """
 import math
-import textwrap
 
 import numpy as np
 
+from aucopt._docs import docstring, fill
 from aucopt._kernels._weights import ElasticNetWeights, Weights
 from aucopt._state import Array, Scalar
 from aucopt.validation import (auto_or_positive, check_count, check_positive, check_seed,
@@ -127,9 +127,7 @@ def merge_doc(kind, what):
     """The paragraph of a learner docstring saying how its models merge (``kind``
     as the learner's ``_merge``; ``what`` the rest of the sentence)."""
     head = {"exact": "exact", "average": "by weighted averaging (an approximation)"}[kind]
-    text = " ".join(f"Merging: {head}. :meth:`merge` (and :func:`aucopt.dask.fit`) {what}"
-                    .split())
-    return "\n" + textwrap.fill(text, 84, initial_indent="    ", subsequent_indent="    ")
+    return "\n" + fill(f"Merging: {head}. :meth:`merge` (and :func:`aucopt.dask.fit`) {what}")
 
 
 def check_state_size(learner, n_features, work_vectors=None):
@@ -168,10 +166,7 @@ def document_weights(cls, what, copies=True):
         repeated rows, bit for bit (a fractional part adds one more copy with that
         probability; see :meth:`~aucopt.base.BaseLearner.fit`).""" if copies else \
         "Sample weights (``fit``):"
-    text = " ".join(f"{head} {what}".split())
-    paragraph = textwrap.fill(text, 84, initial_indent="    ", subsequent_indent="    ")
-    cls.__doc__ = cls.__doc__.replace("\n    Parameters\n",
-                                      "\n" + paragraph + "\n\n    Parameters\n", 1)
+    cls.__doc__ = docstring(cls.__doc__, paragraphs=[f"{head} {what}"])
 
 
 class _CoefFromState:

@@ -30,7 +30,6 @@ O(M nnz), nothing O(d).
 """
 # The kernels are
 # aucopt._kernels._buffered (rules, arrival loop) and aucopt._kernels._buffers.
-import textwrap
 from dataclasses import replace
 from statistics import NormalDist
 
@@ -39,6 +38,7 @@ import numpy as np
 from aucopt._kernels._buffered import (BufferOgd, CbrDiag, CbrFull, OamGra, OamSeq, Scw,
                                        run_arrivals, symmetrize)
 from aucopt._kernels._buffers import Buffers
+from aucopt._docs import docstring, fill
 from aucopt._state import Array, Generator, Scalar
 from aucopt.base import BaseLearner, OnlineMixin
 from aucopt.traits import Traits
@@ -445,7 +445,6 @@ class _ConfidenceWeighted(_Buffered):
 
 _COMMON_PARAMS = """\
     buffer_size : int, default={size}
-        Capacity of each of the two buffers (M+ = M- = M), at most 10**6.
 {size_note}
     buffer : {{"fifo", "reservoir"}}, default={policy!r}
         Buffer policy: reservoir sampling (Vitter's Algorithm R, as in Khalid 2019,
@@ -469,9 +468,9 @@ _COMMON_PARAMS = """\
         updates, buffer fill, ``||w||``, AUC on the chunk, time).
     pos_label : label or None, default=None
         Which label is positive; default the larger of the two.
+"""
 
-    Attributes
-    ----------
+_COMMON_ATTRIBUTES = """\
     coef_ : ndarray of shape (n_features,)
         The ranking vector ({vector}), read from ``weights_`` on access.
     intercept_ : float
@@ -515,24 +514,22 @@ _BUFFER_WEIGHTS = """Each copy is an arrival: it takes its step against the othe
 
 
 def _documented(size, policy, size_note, vector, updates, columns=1, column_note="",
-                extra_state="", attrs=""):
-    """Append the parameters and attributes every buffered learner shares (and the
-    merge paragraph, before the parameters)."""
-    indent = " " * 8
+                extra_state="", attrs=()):
+    """Add the parameters and attributes every buffered learner shares (and the
+    merge and sample-weight paragraphs, before the parameters)."""
 
     def deco(cls):
-        cls.__doc__ = cls.__doc__.replace("\n    Parameters\n",
-                                          _MERGE_DOC + "\n\n    Parameters\n", 1)
+        fields = dict(size=size, policy=policy, vector=vector, updates=updates,
+                      columns=columns, extra_state=extra_state, size_note=fill(
+                          "Capacity of each of the two buffers (M+ = M- = M), at most "
+                          f"10**6. {size_note}", 8), weights_note=fill(
+                          "The weight primitive's state: column 0 is the ranking vector"
+                          f"{column_note}.", 8))
+        cls.__doc__ = docstring(cls.__doc__, paragraphs=[_MERGE_DOC],
+                                parameters=[docstring(_COMMON_PARAMS, fields=fields)],
+                                attributes=[docstring(_COMMON_ATTRIBUTES, fields=fields),
+                                            *attrs])
         document_weights(cls, _BUFFER_WEIGHTS)
-        weights_note = (f"The weight primitive's state: column 0 is the ranking vector"
-                        f"{column_note}.")
-        cls.__doc__ = (cls.__doc__.rstrip() + "\n" + _COMMON_PARAMS.format(
-            size=size, policy=policy, vector=vector, updates=updates, columns=columns,
-            extra_state=extra_state,
-            size_note=textwrap.fill(size_note, 84, initial_indent=indent,
-                                    subsequent_indent=indent),
-            weights_note=textwrap.fill(weights_note, 84, initial_indent=indent,
-                                       subsequent_indent=indent)) + attrs)
         return cls
 
     return deco
@@ -636,16 +633,22 @@ class OAMGra(OAMSeq):
                       n_updates=self.n_updates_)
 
 
+@_documented(100, "reservoir", "100 per class, reservoir sampling, as in Ding et al. "
+             "(2017).", "w", "pairs with margin ``< 1``")
 class _BufferOGD(_Buffered):
     """Mini-batch OGD over the opposite buffer (the update of FOAM, Ding, Liu, Zhao &
     Hoi, "Large Scale Kernel Methods for Online AUC Maximization", ICDM 2017, Algs.
-    3-4); the learner of :class:`aucopt.learners.kernelized.FOAM`, unregistered on
-    its own. With ``w_t`` frozen at the arrival and ``B`` the opposite buffer::
+    3-4); the learner of :class:`aucopt.learners.kernelized.FOAM` and
+    :class:`~aucopt.learners.kernelized.NOAM`, unregistered on its own. With ``w_t``
+    frozen at the arrival and ``B`` the opposite buffer::
 
         w <- w + (eta / |B|) sum_{x in B, y_t w_t.(x_t - x) < 1} y_t (x_t - x) / 2
 
-    ``eta`` "auto" is ``1 / s`` (``s`` the mean squared row norm); the paper tunes
-    it on 2^[-10:10].
+    Parameters
+    ----------
+    eta : float or "auto", default="auto"
+        Step; "auto" is ``1 / s`` (``s`` the mean squared row norm); the paper
+        tunes it on 2^[-10:10].
     """
 
     _C0 = 1.0
@@ -670,8 +673,8 @@ class _BufferOGD(_Buffered):
              "is the variant the dissertation finds best and reruns in Ch.7, "
              "``buffer='reservoir'`` gives CBR_RS.", "mu", "pairs with a positive loss",
              extra_state=", covariance",
-             attrs="    covariance_ : ndarray of shape (n_features, n_features)\n"
-                   "        Sigma, symmetric.\n")
+             attrs=["    covariance_ : ndarray of shape (n_features, n_features)\n"
+                    "        Sigma, symmetric."])
 class CBR(_ConfidenceWeighted):
     """CBR: confidence-weighted bipartite ranking with a full covariance.
 

@@ -7,18 +7,23 @@ Maximization", ICDM 2017): the rows are mapped once by random Fourier features
 (Rahimi & Recht, "Random Features for Large-Scale Kernel Machines", NIPS 2007) or a
 k-means Nystrom embedding (Zhang, Tsang & Kwok, "Improved Nystrom Low-Rank
 Approximation and Error Analysis", ICML 2008), and a linear learner of this package
-ranks the mapped rows. Each composition here is the map of :mod:`aucopt.features`
-plus a learner class, no more: ``fit`` fits the map, then the learner on the mapped
-rows; online compositions fix the map on the first ``partial_fit`` chunk, as the
-papers fix it before the stream. The fitted map is ``feature_map_``; its state is
-saved with the learner (``map_*`` attributes).
+ranks the mapped rows. Each composition here is made by :func:`compose` from a map
+of :mod:`aucopt.features` and a learner class, no more: its parameters are those of
+both (a name both take, such as ``random_state`` or ``n_jobs``, goes to both);
+``fit`` validates the rows once, fits the map, then the learner on the mapped rows;
+online compositions fix the map on the first ``partial_fit`` chunk, as the papers
+fix it before the stream. The fitted map is ``feature_map_``, saved with the model
+as a part of it.
 """
+import dataclasses
+import inspect
 import warnings
 from dataclasses import replace
 
-from aucopt._state import Array
 import numpy as np
 
+from aucopt._docs import docstring, entries, fill
+from aucopt._state import Part
 from aucopt.exceptions import InputLimitWarning
 from aucopt.features import (AUTO_COMPONENTS, KMeansNystroem, Nystroem, RandomFourierFeatures,
                               _dense_copy)
@@ -26,90 +31,116 @@ from aucopt.learners.batch import BAM
 from aucopt.learners.buffered import CBR, _BufferOGD
 from aucopt.learners._common import document_weights
 from aucopt.learners.stochastic import ASAM, PSAM
-from aucopt.validation import check_state_bytes, finite_rows, order_stream
+from aucopt.validation import check_state_bytes, finite_rows, order_stream, row_source
 
-__all__ = ["NBAM", "FBAM", "NASAM", "FASAM", "NPSAM", "FCBR", "FOAM", "NOAM"]
+__all__ = ["compose", "Composition", "NBAM", "FBAM", "NASAM", "FASAM", "NPSAM", "FCBR",
+           "FOAM", "NOAM"]
 
 
-def _renamed(field, rename):
-    """``field`` with the dimension names of its shape renamed (arrays only)."""
-    if not isinstance(field, Array):
-        return field
-    new = Array.__new__(Array)
-    new.__dict__.update(field.__dict__)
-    new.shape = tuple(rename.get(s, s) if isinstance(s, str) else s for s in field.shape)
-    return new
+@dataclasses.dataclass(frozen=True)
+class Composition:
+    """What :func:`compose` built a class from: ``learner`` on the rows mapped by
+    ``feature_map``; ``renamed`` maps a parameter of the map to the composition's
+    name for it; ``shared`` lists the parameters both parts take."""
+
+    learner: type
+    feature_map: type
+    renamed: dict
+    shared: tuple
+
+
+def _parameters(cls):
+    return list(inspect.signature(cls.__init__).parameters.values())[1:]
+
+
+def compose(learner, feature_map, *, renamed=None, defaults=None):
+    """A learner class: ``learner`` trained on the rows mapped by ``feature_map``.
+
+    Subclass the result (the registered class adds its docstring, name and
+    declarations). Its ``__init__`` takes every parameter of both classes, by
+    keyword: the map's (``renamed``: the map's name -> the composition's) and the
+    learner's; a name both take (``random_state``, ``n_jobs``) is one parameter
+    given to both. ``defaults`` replaces defaults of either (a name both take
+    needs one where theirs differ). ``fit`` fits the map on the validated rows,
+    then the learner on the mapped rows; the fitted map is ``feature_map_``, a part
+    of the saved model.
+    """
+    renamed, defaults = dict(renamed or {}), dict(defaults or {})
+    params = {}
+    for p in _parameters(feature_map):
+        name = renamed.get(p.name, p.name)
+        params[name] = p.replace(name=name, kind=inspect.Parameter.KEYWORD_ONLY)
+    shared = []
+    for p in _parameters(learner):
+        if p.name in params:
+            if p.name in renamed.values():
+                raise TypeError(f"{learner.__name__}'s parameter {p.name!r} is also the "
+                                "new name of a parameter of the map")
+            if params[p.name].default != p.default and p.name not in defaults:
+                raise TypeError(f"{p.name!r} defaults to {p.default!r} in "
+                                f"{learner.__name__} and {params[p.name].default!r} in "
+                                f"{feature_map.__name__}: give its default")
+            shared.append(p.name)
+        params[p.name] = p.replace(kind=inspect.Parameter.KEYWORD_ONLY)
+    unknown = sorted(set(defaults) - set(params))
+    if unknown:
+        raise TypeError(f"defaults for {unknown}, which are not parameters of either")
+    params.update({k: params[k].replace(default=v) for k, v in defaults.items()})
+    signature = inspect.Signature([inspect.Parameter(
+        "self", inspect.Parameter.POSITIONAL_ONLY), *params.values()])
+
+    def __init__(self, *args, **kwargs):
+        bound = signature.bind(self, *args, **kwargs)
+        bound.apply_defaults()
+        for key, value in list(bound.arguments.items())[1:]:
+            setattr(self, key, value)
+
+    name = f"{learner.__name__.lstrip('_')}On{feature_map.__name__}"
+    __init__.__signature__ = signature
+    __init__.__qualname__ = f"{name}.__init__"
+    return type(name, (_Mapped, learner), {
+        "__init__": __init__, "__module__": __name__,
+        "_composition": Composition(learner, feature_map, renamed, tuple(shared)),
+        "_state": {"feature_map_": Part(feature_map)}})
 
 
 class _Mapped:
-    """Mixin: the learner (next in the MRO) learns on ``feature_map_`` of the rows.
+    """Base of the classes :func:`compose` builds: the learner (next in the MRO)
+    learns on ``feature_map_`` of the rows."""
 
-    Subclasses set ``_map_class``, ``_map_params`` (their parameters that are the
-    map's: a name, or a pair (the learner's name, the map's name)) and ``_map_fixed``
-    (map parameters the composition fixes).
-    """
-
-    _map_class = None
-    _map_params = ()
-    _map_fixed = {}
+    _composition = None
     # what fit warns (InputLimitWarning) on rows wider than traits.max_features
     _wide_warning = None
+    # a Parameters section of map parameters the composition documents its own way
+    _map_doc = ""
 
-    @classmethod
-    def _state_spec(cls):
-        spec = super()._state_spec()  # the learner's state: "d" = mapped features
-        for key, field in cls._map_class._state.items():
-            if key != "n_features_in_":
-                spec["map_" + key] = _renamed(field, {"d": "d_in"})
-        return spec
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if vars(cls).get("__doc__"):
+            cls.__doc__ = _composed_doc(cls)
 
     def _state_dims(self):
-        fmap = self._new_map()
-        fmap.__dict__.update(self._map_attributes())
-        dims = fmap._state_dims()
-        return {**super()._state_dims(), **{k: v for k, v in dims.items() if k != "d"},
-                "d": self.map_n_features_out_, "d_in": self.n_features_in_}
+        return {**super()._state_dims(), "d": self.feature_map_.n_features_out_}
 
     def _check_state(self):
         super()._check_state()
-        self.feature_map_._check_state()
+        if self.feature_map_.n_features_in_ != self.n_features_in_:
+            raise ValueError(f"feature_map_ maps {self.feature_map_.n_features_in_} "
+                             f"features, the model has {self.n_features_in_}")
 
     def _model_features(self):
-        return self.map_n_features_out_
-
-    def _map_attributes(self):
-        attrs = {k[4:]: v for k, v in self.__dict__.items()
-                 if k.startswith("map_") and k.endswith("_")}
-        attrs["n_features_in_"] = self.n_features_in_
-        return attrs
+        return self.feature_map_.n_features_out_
 
     def _new_map(self):
-        params = {}
-        for name in self._map_params:
-            mine, theirs = name if isinstance(name, tuple) else (name, name)
-            params[theirs] = getattr(self, mine)
-        names = self._get_param_names()
-        if "random_state" in names:
-            params["random_state"] = self.random_state
-        if "max_state_bytes" in names and self.max_state_bytes is not None:
-            params["max_bytes"] = self.max_state_bytes  # the map's arrays count too
-        return self._map_class(**params, **self._map_fixed)
-
-    @property
-    def feature_map_(self):
-        """The fitted feature map (built from the ``map_*`` state)."""
-        fmap = self.__dict__.get("_feature_map")
-        if fmap is None:
-            if "map_n_features_out_" not in self.__dict__:
-                raise AttributeError(f"{type(self).__name__} has no feature_map_ before fit")
-            fmap = self._new_map()
-            fmap.__dict__.update(self._map_attributes())
-            self.__dict__["_feature_map"] = fmap
-        return fmap
-
-    def _clear_fitted(self):
-        super()._clear_fitted()
-        self.__dict__.pop("_feature_map", None)
+        """An unfitted map of the composition's parameters (``max_state_bytes``, the
+        learner's cap, caps the map's arrays too)."""
+        comp = self._composition
+        params = {name: getattr(self, comp.renamed.get(name, name))
+                  for name in comp.feature_map._get_param_names()}
+        cap = self.__dict__.get("max_state_bytes")
+        if cap is not None:
+            params["max_bytes"] = min(params["max_bytes"], cap)
+        return comp.feature_map(**params)
 
     def _check_params(self):
         super()._check_params()
@@ -117,19 +148,22 @@ class _Mapped:
 
     def _merge_check(self, models, base):
         super()._merge_check(models, base)
+        mine = self.feature_map_
         for model in models[1:] + ([base] if base is not None else []):
-            mine, theirs = self._map_attributes(), model._map_attributes()
-            if any(not np.array_equal(mine[k], theirs[k]) for k in mine):
+            theirs = model.feature_map_
+            if any(not np.array_equal(mine.__dict__[k], theirs.__dict__.get(k))
+                   for k in mine._state_spec() if k in mine.__dict__):
                 raise ValueError(f"cannot merge {type(self).__name__} models with different "
                                  "feature maps (each fitted its map on its own data): give "
                                  "the map's parameters (e.g. sigma) and one random_state")
 
-    def _fit_map(self, X, y, stream):
-        """The map fitted on the first data (a learner may collect it otherwise)."""
+    def _fit_map(self, rows, y, stream):
+        """The map fitted on the first data, ``rows`` (a RowSource of the validated
+        rows, with finite norms; a learner may collect the map otherwise)."""
         fmap = self._new_map()
         if stream and fmap._auto_components():  # "auto": the stream's n is unknown
             fmap.n_components = AUTO_COMPONENTS[1]
-        return fmap.fit(X)
+        return fmap._fit_validated(rows.matrix)
 
     def _input_rows(self, X, fit_map, norms=True, y=None, stream=False):
         if fit_map:
@@ -138,13 +172,80 @@ class _Mapped:
                 warnings.warn(self._wide_warning.format(name=type(self).__name__,
                                                         d=X.shape[1], limit=limit),
                               InputLimitWarning, stacklevel=3)
-            finite_rows(X)  # before any distance or bandwidth
-            fmap = self._fit_map(X, y, stream)
-            for key, value in fmap.__dict__.items():
-                if key.endswith("_") and key != "n_features_in_":
-                    setattr(self, "map_" + key, value)
-            self.__dict__["_feature_map"] = fmap
-        return finite_rows(self.feature_map_.transform(X), norms)
+            # the row norms are checked before any distance or bandwidth
+            self.feature_map_ = self._fit_map(finite_rows(X), y, stream)
+        # mapped rows are cosines or kernel values times the map's finite projection
+        return row_source(self.feature_map_._transform_validated(X), norms)
+
+
+_PARAMETERS = """
+    Parameters
+    ----------"""
+
+_MERGE = """Merging: as {inner}, for models with the same fitted map (refused otherwise:
+    a map fitted on each part's own data differs)."""
+
+_ATTRIBUTES = """    feature_map_ : {map}
+        The fitted map, saved with the model.
+    coef_ : ndarray of shape (n_mapped_features,)
+        The linear model on the mapped rows."""
+
+_UNDOCUMENTED = """    {name}
+        A parameter of :class:`{owner}`."""
+
+_MAP_CAP = """The feature map's arrays count too: the map refuses more than this
+    or its ``max_bytes``, the smaller."""
+
+
+def _entry(text, names, value):
+    """The parameter entry ``text`` under the names ``names``, with the default
+    ``value`` if its header states one (a single name)."""
+    head, _, rest = text.partition("\n")
+    head = "    " + ", ".join(names) + head[head.index(" : "):] if " : " in head \
+        else "    " + ", ".join(names)
+    if len(names) == 1 and "default=" in head:
+        head = head[:head.index("default=")] + "default=" + (
+            f'"{value}"' if isinstance(value, str) else repr(value))
+    return head + ("\n" + rest if rest else "")
+
+
+def _composed_doc(cls):
+    """The docstring of composition ``cls``: its own text and parameters, then every
+    other parameter of its map and its learner from their docstrings (with the
+    composition's defaults; a parameter both take says so), the attributes of both."""
+    comp = cls._composition
+    inner, fmap = comp.learner, comp.feature_map
+    signature = dict(list(inspect.signature(cls.__init__).parameters.items())[1:])
+    notes = {name: "Also the feature map's: " + text.split("\n", 1)[1]
+             for names, text in entries(fmap.__doc__) for name in names
+             if name in comp.shared and "\n" in text}
+    notes["max_state_bytes"] = _MAP_CAP
+    done, params = set(), []
+    sources = [(entries(cls.__doc__), {}, False), (entries(cls._map_doc), comp.renamed, False),
+               (entries(inner.__doc__), {}, True),
+               (entries(fmap.__doc__), comp.renamed, False)]
+    for found, rename, noted in sources:
+        for names, text in found:
+            names = tuple(rename.get(n, n) for n in names)
+            if set(names) <= done or not set(names) <= set(signature):
+                continue
+            text = _entry(text, names, signature[names[0]].default)
+            if noted and names[0] in notes:
+                text += "\n" + fill(notes[names[0]], 8)
+            params.append(text)
+            done.update(names)
+    params += [docstring(_UNDOCUMENTED, fields={"name": name, "owner": (
+        inner if name in inner._get_param_names() else fmap).__name__})
+        for name in signature if name not in done]
+    name = "the buffered learners" if inner.__name__.startswith("_") \
+        else f":class:`{inner.__name__}`"
+    attributes = [docstring(_ATTRIBUTES, fields={"map": f"{fmap.__module__}.{fmap.__name__}"})]
+    attributes += [text for names, text in entries(cls.__doc__, "Attributes")
+                   + entries(inner.__doc__, "Attributes") if "coef_" not in names
+                   and "feature_map_" not in names]
+    own = cls.__doc__.split("\n    Parameters\n")[0].split("\n    Attributes\n")[0]
+    merge = [docstring(_MERGE, fields={"inner": name})] if inner.traits.merge else ()
+    return docstring(own, paragraphs=merge, parameters=params, attributes=attributes)
 
 
 _AUTO_COMPONENTS = """
@@ -185,7 +286,7 @@ class _Fourier:
     _wide_warning = _FOURIER_WIDE
 
 
-_NYSTROEM_PARAMS = """
+_NYSTROEM_PARAMS = _PARAMETERS + """
     n_components : int or "auto", default="auto"
         Landmarks of the k-means Nystrom embedding (the dissertation's 1600; 3000,
         2800 and 400 on its largest sets), the embedding's dimension at most.""" + \
@@ -196,7 +297,7 @@ _NYSTROEM_PARAMS = """
     kmeans_iter : int, default=10
         Most Lloyd iterations of the k-means landmarks."""
 
-_RFF_PARAMS = """
+_RFF_PARAMS = _PARAMETERS + """
     n_components : int or "auto", default="auto"
         Random Fourier features (cos-with-phase, ``sqrt(2/D) cos(theta.x + b)``,
         the dissertation's eq. 3.2; it uses 1600).""" + _AUTO_COMPONENTS + """
@@ -204,38 +305,22 @@ _RFF_PARAMS = """
         Width of the Gaussian kernel ``exp(-||x - y||^2 / (2 sigma^2))``; "auto"
         matches the Nystrom rule (``2 sigma^2`` = the mean squared distance to the
         mean). The dissertation tunes it over {1, 10, 100} (FBAM) or {10, 20, 50,
-        100} (FASAM) on standardised data."""
+        100} (FASAM) on standardised data.
+    variant : {"cos_phase", "sincos"}, default="cos_phase"
+        The map's form: the dissertation's learners use ``cos_phase``."""
 
-_PARAMETERS = """
+_SINCOS_PARAMS = _PARAMETERS + """
+    n_components : int
+        Frequencies ``m`` of the sin/cos random Fourier features (``2m`` features,
+        scaled by ``sqrt(1/m)`` so that their inner products estimate the kernel).
+    sigma : float or "auto", default="auto"
+        Width of the Gaussian kernel ``exp(-||x - y||^2 / (2 sigma^2))``; "auto"
+        makes ``2 sigma^2`` the mean squared distance of the first rows to their
+        mean. {sigma_note}
+    variant : {{"cos_phase", "sincos"}}, default="sincos"
+        The map's form: sine and cosine pairs, as the paper's."""
 
-    Parameters
-    ----------"""
-
-_COMPOSED = """{map_params}
-    Other parameters: as :class:`{inner}`{extra}.
-
-    Attributes
-    ----------
-    feature_map_ : {map}
-        The fitted map (its state is saved with the model as ``map_*``).
-    coef_ : ndarray of shape (n_mapped_features,)
-        The linear model on the mapped rows.
-    """
-
-
-_MERGE = """    Merging: as {inner}, for models with the same fitted map (refused
-    otherwise: a map fitted on each part's own data differs).
-"""
-
-
-def _merge_note(cls, inner):
-    """Put the merge paragraph of a composition before its parameters."""
-    name = "the buffered learners" if inner.__name__.startswith("_") \
-        else f":class:`{inner.__name__}`"
-    doc = cls.__doc__.rstrip() + "\n"
-    at = doc.find("\n    Parameters\n")
-    cls.__doc__ = (doc[:at + 1] + _MERGE.format(inner=name) + doc[at:] if at >= 0
-                   else doc + "\n" + _MERGE.format(inner=name))
+_KMEANS = {"max_iter": "kmeans_iter"}
 
 
 def _mapped(inner, **fields):
@@ -253,25 +338,8 @@ def _mapped(inner, **fields):
                                     "max_features": None, **fields})
 
 
-def _composed(inner, fmap, map_params, extra=""):
-    def deco(cls):
-        if inner.traits.merge:
-            _merge_note(cls, inner)
-        doc = cls.__doc__.rstrip()
-        if "\n    Parameters\n" not in doc:  # else the map's parameters join the class's own
-            doc += _PARAMETERS
-        cls.__doc__ = doc + _COMPOSED.format(
-            map_params=map_params, inner=inner.__name__, map=fmap.__name__, extra=extra)
-        return cls
-
-    return deco
-
-
-_SEED = "; ``random_state`` also seeds the map"
-
-
-@_composed(BAM, KMeansNystroem, _NYSTROEM_PARAMS, "; ``random_state`` seeds the landmarks")
-class NBAM(_Mapped, BAM):
+class NBAM(compose(BAM, KMeansNystroem, renamed=_KMEANS,
+                   defaults={"n_components": "auto", "C": 1.0})):
     """NBAM: BAM (linear PRSVM+) on k-means Nystrom features.
 
     Khalid (2019), Ch. 3, Alg. 2: the batch AUC learner on the embedding of
@@ -282,29 +350,11 @@ class NBAM(_Mapped, BAM):
     _aucopt_name = "nbam"
     traits = _mapped(BAM, family="kernelized batch (Nystrom + Newton)",
                      limits="dense or sparse in, n_components dense features; memory O(n D)")
-    _map_class = KMeansNystroem
-    _map_params = ("n_components", "bandwidth", ("kmeans_iter", "max_iter"))
-
-    def __init__(self, n_components="auto", bandwidth="auto", kmeans_iter=10, C=1.0,
-                 C_scaling="per_class", tol=1e-3, max_newton=50, max_cg=200, cg_tol=0.1,
-                 line_search="exact", random_state=None, verbose=0, pos_label=None):
-        self.n_components = n_components
-        self.bandwidth = bandwidth
-        self.kmeans_iter = kmeans_iter
-        self.C = C
-        self.C_scaling = C_scaling
-        self.tol = tol
-        self.max_newton = max_newton
-        self.max_cg = max_cg
-        self.cg_tol = cg_tol
-        self.line_search = line_search
-        self.random_state = random_state
-        self.verbose = verbose
-        self.pos_label = pos_label
+    _map_doc = _NYSTROEM_PARAMS
 
 
-@_composed(BAM, RandomFourierFeatures, _RFF_PARAMS, "; ``random_state`` seeds the frequencies")
-class FBAM(_Fourier, _Mapped, BAM):
+class FBAM(_Fourier, compose(BAM, RandomFourierFeatures,
+                             defaults={"n_components": "auto", "C": 0.25})):
     """FBAM: BAM (linear PRSVM+) on random Fourier features.
 
     Khalid (2019), Ch. 3, Alg. 3: the batch AUC learner on cos-with-phase random
@@ -322,62 +372,22 @@ class FBAM(_Fourier, _Mapped, BAM):
     traits = _mapped(BAM, family="kernelized batch (Fourier + Newton)",
                      limits=_FOURIER_LIMITS + ", n_components dense features; memory O(n D)",
                      max_features=_FOURIER_LIMIT)
-    _map_class = RandomFourierFeatures
-    _map_params = ("n_components", "sigma")
-    _map_fixed = {"variant": "cos_phase"}
-
-    def __init__(self, n_components="auto", sigma="auto", C=0.25, C_scaling="per_class",
-                 tol=1e-3, max_newton=50, max_cg=200, cg_tol=0.1, line_search="exact",
-                 random_state=None, verbose=0, pos_label=None):
-        self.n_components = n_components
-        self.sigma = sigma
-        self.C = C
-        self.C_scaling = C_scaling
-        self.tol = tol
-        self.max_newton = max_newton
-        self.max_cg = max_cg
-        self.cg_tol = cg_tol
-        self.line_search = line_search
-        self.random_state = random_state
-        self.verbose = verbose
-        self.pos_label = pos_label
+    _map_doc = _RFF_PARAMS
 
 
 _SGD_FAMILY = "kernelized pairwise SGD"
+_SGD_LIMITS = "dense or sparse in, n_components dense features; memory O(n D)"
 
 
-@_composed(ASAM, KMeansNystroem, _NYSTROEM_PARAMS, _SEED)
-class NASAM(_Mapped, ASAM):
+class NASAM(compose(ASAM, KMeansNystroem, renamed=_KMEANS, defaults={"n_components": "auto"})):
     """NASAM: ASAM on k-means Nystrom features (Khalid 2019, Sec. 6.4, 6.6)."""
 
     _aucopt_name = "nasam"
-    traits = _mapped(ASAM, family=_SGD_FAMILY,
-                     limits="dense or sparse in, n_components dense features; memory O(n D)")
-    _map_class = KMeansNystroem
-    _map_params = ("n_components", "bandwidth", ("kmeans_iter", "max_iter"))
-
-    def __init__(self, n_components="auto", bandwidth="auto", kmeans_iter=10, lam="auto",
-                 t0=None, rskip=16, askip=None, n_epochs="auto", tol=3e-3,
-                 n_iter_no_change=2, max_epochs=50, random_state=None, verbose=0,
-                 pos_label=None):
-        self.n_components = n_components
-        self.bandwidth = bandwidth
-        self.kmeans_iter = kmeans_iter
-        self.lam = lam
-        self.t0 = t0
-        self.rskip = rskip
-        self.askip = askip
-        self.n_epochs = n_epochs
-        self.tol = tol
-        self.n_iter_no_change = n_iter_no_change
-        self.max_epochs = max_epochs
-        self.random_state = random_state
-        self.verbose = verbose
-        self.pos_label = pos_label
+    traits = _mapped(ASAM, family=_SGD_FAMILY, limits=_SGD_LIMITS)
+    _map_doc = NBAM._map_doc
 
 
-@_composed(ASAM, RandomFourierFeatures, _RFF_PARAMS, _SEED)
-class FASAM(_Fourier, _Mapped, ASAM):
+class FASAM(_Fourier, compose(ASAM, RandomFourierFeatures, defaults={"n_components": "auto"})):
     """FASAM: ASAM on random Fourier features (Khalid 2019, Sec. 6.4, 6.7).
 
     ``lam="auto"`` is ``s / n`` here (``s`` the mean squared norm of the mapped
@@ -393,73 +403,19 @@ class FASAM(_Fourier, _Mapped, ASAM):
     traits = _mapped(ASAM, family=_SGD_FAMILY,
                      limits=_FOURIER_LIMITS + ", n_components dense features; memory O(n D)",
                      max_features=_FOURIER_LIMIT)
-    _map_class = RandomFourierFeatures
-    _map_params = ("n_components", "sigma")
-    _map_fixed = {"variant": "cos_phase"}
-
-    def __init__(self, n_components="auto", sigma="auto", lam="auto", t0=None, rskip=16,
-                 askip=None, n_epochs="auto", tol=3e-3, n_iter_no_change=2, max_epochs=50,
-                 random_state=None, verbose=0, pos_label=None):
-        self.n_components = n_components
-        self.sigma = sigma
-        self.lam = lam
-        self.t0 = t0
-        self.rskip = rskip
-        self.askip = askip
-        self.n_epochs = n_epochs
-        self.tol = tol
-        self.n_iter_no_change = n_iter_no_change
-        self.max_epochs = max_epochs
-        self.random_state = random_state
-        self.verbose = verbose
-        self.pos_label = pos_label
+    _map_doc = FBAM._map_doc
 
 
-@_composed(PSAM, KMeansNystroem, _NYSTROEM_PARAMS, _SEED)
-class NPSAM(_Mapped, PSAM):
+class NPSAM(compose(PSAM, KMeansNystroem, renamed=_KMEANS, defaults={"n_components": "auto"})):
     """NPSAM: PSAM on k-means Nystrom features (Khalid 2019, Sec. 7.4.3)."""
 
     _aucopt_name = "npsam"
-    traits = _mapped(PSAM, family=_SGD_FAMILY,
-                     limits="dense or sparse in, n_components dense features; memory O(n D)")
-    _map_class = KMeansNystroem
-    _map_params = ("n_components", "bandwidth", ("kmeans_iter", "max_iter"))
-
-    def __init__(self, n_components="auto", bandwidth="auto", kmeans_iter=10, lam="auto",
-                 t0=None, rskip=16, askip=None, n_epochs="auto", tol=3e-3,
-                 n_iter_no_change=2, max_epochs=50, random_state=None, verbose=0,
-                 pos_label=None):
-        self.n_components = n_components
-        self.bandwidth = bandwidth
-        self.kmeans_iter = kmeans_iter
-        self.lam = lam
-        self.t0 = t0
-        self.rskip = rskip
-        self.askip = askip
-        self.n_epochs = n_epochs
-        self.tol = tol
-        self.n_iter_no_change = n_iter_no_change
-        self.max_epochs = max_epochs
-        self.random_state = random_state
-        self.verbose = verbose
-        self.pos_label = pos_label
+    traits = _mapped(PSAM, family=_SGD_FAMILY, limits=_SGD_LIMITS)
+    _map_doc = NBAM._map_doc
 
 
-_SINCOS_PARAMS = """
-    n_components : int, default={m}
-        Frequencies ``m`` of the sin/cos random Fourier features (``2m`` features,
-        scaled by ``sqrt(1/m)`` so that their inner products estimate the kernel).
-    sigma : float or "auto", default="auto"
-        Width of the Gaussian kernel ``exp(-||x - y||^2 / (2 sigma^2))``; "auto"
-        makes ``2 sigma^2`` the mean squared distance of the first rows to their
-        mean. {sigma_note}"""
-
-
-@_composed(CBR, RandomFourierFeatures, _SINCOS_PARAMS.format(
-    m=150, sigma_note="The dissertation sets the width to 100 on standardised data."),
-    "; ``random_state`` also seeds the frequencies; the map is fixed by ``fit`` or the "
-    "first ``partial_fit`` chunk")
-class FCBR(_Fourier, _Mapped, CBR):
+class FCBR(_Fourier, compose(CBR, RandomFourierFeatures,
+                             defaults={"n_components": 150, "variant": "sincos"})):
     """FCBR: confidence-weighted bipartite ranking (CBR) on random Fourier features.
 
     Khalid (2019), Ch. 5, Alg. 8-9: CBR with a full covariance on the sin/cos
@@ -482,32 +438,12 @@ class FCBR(_Fourier, _Mapped, CBR):
     traits = _mapped(CBR, family="kernelized online (Fourier + buffered SCW)",
                      limits=_FOURIER_LIMITS + ", 2 n_components dense features; O(M D^2) "
                      "per row", max_features=_FOURIER_LIMIT)
-    _map_class = RandomFourierFeatures
-    _map_params = ("n_components", "sigma")
-    _map_fixed = {"variant": "sincos"}
-
-    def __init__(self, n_components=150, sigma="auto", C="auto", eta=0.7, buffer_size=50,
-                 buffer="fifo", beta_form="scw", shuffle=True, random_state=None, verbose=0,
-                 pos_label=None, max_state_bytes=None):
-        self.n_components = n_components
-        self.sigma = sigma
-        self.C = C
-        self.eta = eta
-        self.buffer_size = buffer_size
-        self.buffer = buffer
-        self.beta_form = beta_form
-        self.shuffle = shuffle
-        self.random_state = random_state
-        self.verbose = verbose
-        self.pos_label = pos_label
-        self.max_state_bytes = max_state_bytes
+    _map_doc = docstring(_SINCOS_PARAMS, fields={
+        "sigma_note": "The dissertation sets the width to 100 on standardised data."})
 
 
-@_composed(_BufferOGD, RandomFourierFeatures, _SINCOS_PARAMS.format(
-    m=200, sigma_note="The paper tunes it; its Table II uses a common width."),
-    "; ``random_state`` also seeds the frequencies; the map is fixed by ``fit`` or the "
-    "first ``partial_fit`` chunk")
-class FOAM(_Fourier, _Mapped, _BufferOGD):
+class FOAM(_Fourier, compose(_BufferOGD, RandomFourierFeatures,
+                             defaults={"n_components": 200, "variant": "sincos"})):
     """FOAM: Fourier online AUC maximization (mini-batch OGD over the buffer).
 
     Ding, Liu, Zhao & Hoi, "Large Scale Kernel Methods for Online AUC
@@ -531,8 +467,6 @@ class FOAM(_Fourier, _Mapped, _BufferOGD):
         benchmarks, standardised, ``1 / s`` ranked up to 0.056 test AUC below the
         best of ``search_space`` (w8a, 39,799 rows: 0.884 against 0.940; the large
         sets want smaller steps), this rule at most 0.0084 below it.
-    buffer_size : int, default=100
-    buffer : {"fifo", "reservoir"}, default="reservoir"
     """
 
     _aucopt_name = "foam"
@@ -541,23 +475,8 @@ class FOAM(_Fourier, _Mapped, _BufferOGD):
     traits = _mapped(_BufferOGD, family="kernelized online (Fourier + buffered OGD)",
                      limits=_FOURIER_LIMITS + ", 2 n_components dense features; O(M D) per row",
                      max_features=_FOURIER_LIMIT)
-    _map_class = RandomFourierFeatures
-    _map_params = ("n_components", "sigma")
-    _map_fixed = {"variant": "sincos"}
-
-    def __init__(self, n_components=200, sigma="auto", eta="auto", buffer_size=100,
-                 buffer="reservoir", shuffle=True, random_state=None, verbose=0,
-                 pos_label=None, max_state_bytes=None):
-        self.n_components = n_components
-        self.sigma = sigma
-        self.eta = eta
-        self.buffer_size = buffer_size
-        self.buffer = buffer
-        self.shuffle = shuffle
-        self.random_state = random_state
-        self.verbose = verbose
-        self.pos_label = pos_label
-        self.max_state_bytes = max_state_bytes
+    _map_doc = docstring(_SINCOS_PARAMS, fields={
+        "sigma_note": "The paper tunes it; its Table II uses a common width."})
 
 
 # NOAM's first phase computes its rows' norms on dense blocks of at most this many values
@@ -638,7 +557,7 @@ def _kernel_ogd_phase(X, y, order, Q, eta, bandwidth, buffer_size, rng):
     return rows_of(support), np.array([coef.get(i, 0.0) for i in support])
 
 
-class NOAM(_Mapped, _BufferOGD):
+class NOAM(compose(_BufferOGD, Nystroem, renamed={"n_components": "n_landmarks"})):
     """NOAM: Nystrom online AUC maximization with landmarks collected online.
 
     Ding, Liu, Zhao & Hoi, "Large Scale Kernel Methods for Online AUC
@@ -671,19 +590,12 @@ class NOAM(_Mapped, _BufferOGD):
         ``s`` of the kernel ``exp(-||x - y||^2 / s)``; "auto" is the mean squared
         distance of the first rows to their mean (the paper's Gaussian of width
         ``sigma`` is ``s = 2 sigma^2``).
+    n_eigen : int, float in (0, 1] or None, default=0.4
+        Eigenpairs of the landmarks' kernel matrix kept: ``0.4`` is the paper's
+        ``k = 0.4 Q``.
     eta : float or "auto", default="auto"
         Step of both phases; "auto" is ``1 / s`` with ``s`` the mean squared norm of
         the mapped rows. The paper tunes it on 2^[-10:10].
-    buffer_size : int, default=100
-    buffer : {"fifo", "reservoir"}, default="reservoir"
-    shuffle, random_state, verbose, pos_label, max_state_bytes
-        As :class:`FOAM`.
-
-    Attributes
-    ----------
-    feature_map_ : aucopt.features.Nystroem
-        The Nystrom map of the collected landmarks (saved with the model).
-    coef_ : ndarray of shape (n_mapped_features,)
     """
 
     _aucopt_name = "noam"
@@ -699,27 +611,10 @@ class NOAM(_Mapped, _BufferOGD):
         "0.64 with 200 and 0.78 with 800 landmarks (18 times the fit time), against 0.98 / "
         "0.95 for NBAM. Use nbam / npsam (k-means landmarks of all rows) or a linear "
         "learner such as psam for data this wide.")
-    _map_class = Nystroem
-    _map_params = (("n_landmarks", "n_components"), "bandwidth")
-    _map_fixed = {"n_eigen": 0.4}
-
-    def __init__(self, n_landmarks=200, bandwidth="auto", eta="auto", buffer_size=100,
-                 buffer="reservoir", shuffle=True, random_state=None, verbose=0,
-                 pos_label=None, max_state_bytes=None):
-        self.n_landmarks = n_landmarks
-        self.bandwidth = bandwidth
-        self.eta = eta
-        self.buffer_size = buffer_size
-        self.buffer = buffer
-        self.shuffle = shuffle
-        self.random_state = random_state
-        self.verbose = verbose
-        self.pos_label = pos_label
-        self.max_state_bytes = max_state_bytes
-
-    def _fit_map(self, X, y, stream):
+    def _fit_map(self, rows, y, stream):
         """Phase 1: collect the landmarks, build their map and the starting ``w``
         (on ``fit``'s rows in a random order with ``shuffle``, a chunk as given)."""
+        X = rows.matrix
         held = int(self.n_landmarks) + 2 * int(self.buffer_size) + 1  # dense rows held
         check_state_bytes(8 * held * X.shape[1], f"NOAM's first phase ({held} dense rows of "
                           f"{X.shape[1]} features)", self.max_state_bytes,
@@ -733,8 +628,7 @@ class NOAM(_Mapped, _BufferOGD):
         order = rng.permutation(X.shape[0]) if shuffled else np.arange(X.shape[0])
         landmarks, alpha = _kernel_ogd_phase(X, y, order, int(self.n_landmarks), eta,
                                              bandwidth, int(self.buffer_size), rng)
-        fmap = Nystroem.from_landmarks(landmarks, bandwidth=bandwidth, n_eigen=0.4)
-        fmap.n_components = int(self.n_landmarks)
+        fmap._fit_landmarks(landmarks, bandwidth)
         self._w0 = fmap.eigenvalues_ * (fmap.projection_.T @ alpha)
         return fmap
 
@@ -744,9 +638,6 @@ class NOAM(_Mapped, _BufferOGD):
         if w0 is not None:
             self.weights_[:, 0] = w0
             self.weights_vsq_ = float(w0 @ w0)
-
-
-_merge_note(NOAM, _BufferOGD)
 
 
 for _learner in (NBAM, FBAM, NASAM, FASAM, NPSAM, FCBR, FOAM, NOAM):

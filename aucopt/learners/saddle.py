@@ -31,16 +31,18 @@ from aucopt._kernels._saddle import (DualStep, SolamState, SpamSchedule, centred
                                      spdam_dual)
 from aucopt._kernels._square import ClassSums
 from aucopt._kernels._weights import Weights, dense_scores
+from aucopt._docs import docstring
 from aucopt._state import Array, Generator, Scalar
 from aucopt.base import BaseLearner
 from aucopt.traits import Traits
-from aucopt.learners._common import (AVERAGED_WEIGHTS, EPOCH_PARAMS, SHUFFLE_PARAMS,
+from aucopt.learners._common import (AVERAGED_WEIGHTS, EPOCH_PARAMS,
                                      WeightsModel, auto_or_positive, auto_value, check_epochs,
                                      check_shuffle, check_state_size, document_weights,
                                      merge_doc, search_scale, settle, weights_state)
 from aucopt.learners._objectives import mean_pair_square
 from aucopt.learners._fsauc_core import fsauc_fit, fsauc_gradient_bound
-from aucopt.learners.square import _Streaming, class_sum_state, open_class_sums, tail_doc
+from aucopt.learners.square import (_SHUFFLE, _Streaming, class_sum_state, open_class_sums,
+                                    tail_doc)
 from aucopt.validation import (check_choice, check_count, check_fraction, check_positive,
                                check_random_state, check_seed, check_X, row_source)
 
@@ -49,6 +51,8 @@ __all__ = ["SOLAM", "SPAM", "SPDAM", "FSAUC"]
 
 _AVERAGED = """
         The averaged ``w``."""
+
+_EPOCHS = docstring(EPOCH_PARAMS, fields={"tol": "1e-3"})
 
 _SOLAM_MERGE = merge_doc("average", """averages the current ``w``, ``a``, ``b``,
     ``alpha`` with the models' weights (by default the rows each trained on) and
@@ -79,7 +83,7 @@ def _means(counts, sums):
 
 
 class SOLAM(_Streaming):
-    __doc__ = f"""SOLAM / regSOLAM: stochastic online AUC maximisation as a saddle-point problem.
+    __doc__ = docstring("""SOLAM / regSOLAM: stochastic online AUC maximisation as a saddle-point problem.
 
     Ying, Wen & Lyu, Stochastic Online AUC Maximization, NeurIPS 2016; with
     ``lam > 0`` its L2-regularised form regSOLAM. With ``p_hat`` the
@@ -127,8 +131,8 @@ class SOLAM(_Streaming):
         ``sup ||x||`` for the bounds of ``a``, ``b``, ``alpha``. None: the largest
         row norm seen (the whole training set in ``fit``; the chunks so far in
         ``partial_fit``, so chunked streaming equals ``fit`` when ``kappa`` is
-        given or the first chunk holds the largest row).""" + EPOCH_PARAMS.format(
-        tol="1e-3") + SHUFFLE_PARAMS.format(extra="") + f"""{tail_doc(coef=_AVERAGED)}
+        given or the first chunk holds the largest row).""", fields=dict(
+            _SOLAM_MERGE=_SOLAM_MERGE)) + _EPOCHS + _SHUFFLE + tail_doc(coef=_AVERAGED) + """
     eta_, R_, row_scale_ : float
         The step scale, radius and mean squared row norm in use.
     a_, b_, alpha_ : float
@@ -249,7 +253,7 @@ class SOLAM(_Streaming):
 
 
 class SPAM(_Streaming):
-    __doc__ = f"""SPAM: stochastic proximal AUC maximisation (SPAM-L2 / SPAM-NET).
+    __doc__ = docstring("""SPAM: stochastic proximal AUC maximisation (SPAM-L2 / SPAM-NET).
 
     Natole, Ying & Lyu, Stochastic Proximal Algorithms for AUC Maximization, ICML
     2018. Minimises ``E[F(w, a(w), b(w), alpha(w); z)] + Omega(w)`` with the inner
@@ -297,7 +301,8 @@ class SPAM(_Streaming):
     schedule : {{"inv", "invsqrt"}}, default="inv"
     random_state : int, numpy Generator or None, default=None
         Seed of the row order (each pass draws its rows in a fresh random order,
-        ``partial_fit`` too).""" + EPOCH_PARAMS.format(tol="1e-3") + f"""{tail_doc()}
+        ``partial_fit`` too).""", fields=dict(
+            _SPAM_MERGE=_SPAM_MERGE)) + _EPOCHS + tail_doc() + """
     lam_, row_scale_ : float
         The L2 strength and the mean squared row norm in use.
     class_count_ : ndarray of shape (2,)
@@ -432,7 +437,7 @@ class _Iterate:
 
 
 class SPDAM(BaseLearner):
-    __doc__ = f"""SPDAM: stochastic primal-dual AUC maximisation, mini-batch.
+    __doc__ = docstring("""SPDAM: stochastic primal-dual AUC maximisation, mini-batch.
 
     Natole, Ying & Lyu, Stochastic AUC Optimization Algorithms with Linear
     Convergence, Frontiers in Applied Mathematics and Statistics, 2019. Batch
@@ -482,10 +487,11 @@ class SPDAM(BaseLearner):
         theorem's ``max ||xt_i||``, "rms" (the default, a departure explained
         above) the root mean square of ``||xt_i||``.
     random_state : int, numpy Generator or None, default=None
-        Seed of the mini-batch draws.""" + EPOCH_PARAMS.format(tol="1e-3") + """
+        Seed of the mini-batch draws.""", fields=dict(
+            _SPDAM_MERGE=_SPDAM_MERGE)) + _EPOCHS + """
         A pass is ``ceil(n / m_b)`` iterations; the paper does not state how many
-        it runs (the objective monitored by "auto" is ``P(w)``).""" + f"""{tail_doc(
-        verbose="Print one line per pass with the primal objective ``P(w)``.")}
+        it runs (the objective monitored by "auto" is ``P(w)``).""" + tail_doc(
+        verbose="Print one line per pass with the primal objective ``P(w)``.") + """
     n_iter_ : int
         Iterations run.
     sigma_, tau_, theta_, kappa_ : float

@@ -22,6 +22,7 @@ from scipy.linalg.blas import dsyr
 from aucopt._kernels._square import (AdaGradStep, ClassSums, Covariances, GradientStep,
                                      Sketch, opauc_steps, opaucr_steps, sketch_coef,
                                      sketch_scores, stored_entries, uniexp_steps)
+from aucopt._docs import docstring
 from aucopt._state import Array, Generator, Scalar
 from aucopt import driver
 from aucopt.base import BaseLearner, OnlineMixin
@@ -299,10 +300,7 @@ _MAX_STATE_DOC = """
         this many bytes; None means 4 GiB."""
 
 
-def tail_doc(coef="", verbose="Print one progress line per pass."):
-    """The ``verbose`` / ``pos_label`` parameters and the common attributes of a
-    learner docstring (``coef``: a note on ``coef_``)."""
-    return f"""
+_TAIL_DOC = """
     verbose : int, default=0
         {verbose}
     pos_label : label or None, default=None
@@ -318,8 +316,18 @@ def tail_doc(coef="", verbose="Print one progress line per pass."):
     n_features_in_ : int"""
 
 
+def tail_doc(coef="", verbose="Print one progress line per pass."):
+    """The ``verbose`` / ``pos_label`` parameters and the common attributes of a
+    learner docstring (``coef``: a note on ``coef_``)."""
+    return docstring(_TAIL_DOC, fields={"coef": coef, "verbose": verbose})
+
+
+_SHUFFLE = docstring(SHUFFLE_PARAMS, fields={"extra": ""})
+_STREAM_TAIL = tail_doc(verbose="Print one progress line per ``fit`` / ``partial_fit`` call.")
+
+
 class OPAUC(_CovarianceLearner):
-    __doc__ = f"""OPAUC: one-pass AUC optimisation with the pairwise square loss.
+    __doc__ = docstring("""OPAUC: one-pass AUC optimisation with the pairwise square loss.
 
     Gao, Jin, Zhu & Zhou, One-Pass AUC Optimization, ICML 2013 (Sec. 3, Alg. 1).
     Each arriving ``(x_t, y_t)`` contributes the loss against every earlier row of
@@ -366,8 +374,7 @@ class OPAUC(_CovarianceLearner):
     lam : float or "auto", default="auto"
         L2 strength. "auto" is ``1e-4 s`` (Khalid, Scalable Large Margin Pairwise
         Learning Algorithms, PhD dissertation, 2019, fixes 1e-4 for its scaled
-        data; Gao et al. tune 2^[-10:2]).{SHUFFLE_PARAMS.format(extra="")}{_MAX_STATE_DOC}{tail_doc(
-        verbose="Print one progress line per ``fit`` / ``partial_fit`` call.")}
+        data; Gao et al. tune 2^[-10:2]).{shuffle}{_MAX_STATE_DOC}{tail}
     eta_, lam_, row_scale_ : float
         The step, L2 strength and mean squared row norm in use.
     weights_ : ndarray of shape (n_features, 1)
@@ -379,7 +386,8 @@ class OPAUC(_CovarianceLearner):
         Sum of ``x x^T`` per class (upper triangle only).
     t_ : int
         Rows processed.
-    """
+    """, fields=dict(_OPAUC_MERGE=_OPAUC_MERGE, _REFUSED_DOC=_REFUSED_DOC, shuffle=_SHUFFLE,
+                     _MAX_STATE_DOC=_MAX_STATE_DOC, tail=_STREAM_TAIL))
 
     _aucopt_name = "opauc"
     traits = replace(_CovarianceLearner.traits, family="square loss, one pass (covariances)",
@@ -417,7 +425,7 @@ class OPAUC(_CovarianceLearner):
 
 
 class AdaOAM(_CovarianceLearner):
-    __doc__ = f"""AdaOAM: OPAUC's gradient with an AdaGrad diagonal step and a projection.
+    __doc__ = docstring("""AdaOAM: OPAUC's gradient with an AdaGrad diagonal step and a projection.
 
     Ding, Zhao, Hoi & Ong, An Adaptive Gradient Method for Online AUC Maximization,
     AAAI 2015. With ``g_t`` OPAUC's exact gradient (:class:`OPAUC`)::
@@ -444,8 +452,7 @@ class AdaOAM(_CovarianceLearner):
         L2 strength of the loss and radius ``1/sqrt(lam)`` of the ball. "auto" is
         ``1e-4 s`` (Khalid's 1e-4 for scaled data).
     delta : float, default=0.5
-        Smoothing of the AdaGrad denominator (Khalid 2019, Sec. 4.5.2).{SHUFFLE_PARAMS.format(extra="")}{_MAX_STATE_DOC}{tail_doc(
-        verbose="Print one progress line per ``fit`` / ``partial_fit`` call.")}
+        Smoothing of the AdaGrad denominator (Khalid 2019, Sec. 4.5.2).{shuffle}{_MAX_STATE_DOC}{tail}
     eta_, lam_, row_scale_ : float
         The step, L2 strength and mean squared row norm in use.
     class_count_, class_sum_, class_sxx_, t_
@@ -453,7 +460,8 @@ class AdaOAM(_CovarianceLearner):
     weights_ : ndarray of shape (n_features, 2)
         Column 0 is ``w`` (times ``weights_scale_``), column 1 the running sum of
         squared gradients ``G``.
-    """
+    """, fields=dict(_ADAOAM_MERGE=_ADAOAM_MERGE, _REFUSED_DOC=_REFUSED_DOC, shuffle=_SHUFFLE,
+                     _MAX_STATE_DOC=_MAX_STATE_DOC, tail=_STREAM_TAIL))
 
     _aucopt_name = "adaoam"
     traits = replace(_CovarianceLearner.traits,
@@ -500,7 +508,7 @@ class AdaOAM(_CovarianceLearner):
 
 
 class OPAUCr(_Solvable, _OnePass):
-    __doc__ = f"""OPAUCr: OPAUC with randomised low-rank covariance sketches.
+    __doc__ = docstring("""OPAUCr: OPAUC with randomised low-rank covariance sketches.
 
     Gao, Jin, Zhu & Zhou, One-Pass AUC Optimization, ICML 2013 (Sec. 3, eqs. 6-11).
     The identity in ``S = (1/T)(X - c 1^T) I (X - c 1^T)^T`` is replaced by ``R R^T``
@@ -530,8 +538,7 @@ class OPAUCr(_Solvable, _OnePass):
         FloatingPointError where ``2^-3 / s`` raised it in 57 of 280 fits, mean AUC
         0.030 below LogisticRegression() against 0.117).{_REFUSED_DOC}
     lam : float or "auto", default="auto"
-        L2 strength; as OPAUC ("auto": ``1e-4 s``). ``eta * lam`` must be < 1.{SHUFFLE_PARAMS.format(extra=" and of the Gaussian sketch draws (one tau-vector per row, in the order the rows are processed)")}{_MAX_STATE_DOC}{tail_doc(
-        verbose="Print one progress line per ``fit`` / ``partial_fit`` call.")}
+        L2 strength; as OPAUC ("auto": ``1e-4 s``). ``eta * lam`` must be < 1.{sketch_shuffle}{_MAX_STATE_DOC}{tail}
     eta_, lam_, row_scale_ : float
         The step, L2 strength and mean squared row norm in use.
     t_ : int
@@ -560,7 +567,11 @@ class OPAUCr(_Solvable, _OnePass):
     sum_gram_ : ndarray of shape (2, 2)
         ``s_c . s_e``.
     random_state_ : numpy Generator
-    """
+    """, fields=dict(_OPAUCR_MERGE=_OPAUCR_MERGE, MAX_TAU=MAX_TAU, _REFUSED_DOC=_REFUSED_DOC,
+                     _MAX_STATE_DOC=_MAX_STATE_DOC, tail=_STREAM_TAIL,
+                     sketch_shuffle=docstring(SHUFFLE_PARAMS, fields={"extra": (
+                         " and of the Gaussian sketch draws (one tau-vector per row, in "
+                         "the order the rows are processed)")})))
 
     _aucopt_name = "opaucr"
     traits = replace(_OnePass.traits, **_SOLVABLE, stream_segments=True,
@@ -771,7 +782,7 @@ _UNIEXP_TRIALS = 13
 
 
 class UniExp(_OnePass):
-    __doc__ = f"""Online Uni-Exp: weighted univariate exponential loss by online gradient descent.
+    __doc__ = docstring("""Online Uni-Exp: weighted univariate exponential loss by online gradient descent.
 
     The pointwise baseline of Gao et al. (2013), Tables 2 and 4, after Kotlowski,
     Dembczynski & Huellermeier, Bipartite Ranking through Minimization of Univariate
@@ -814,8 +825,7 @@ class UniExp(_OnePass):
         on rows of one class, and the first row of the other class then steps
         ``t / T_y`` (the rows so far) times further: such a stream may diverge
         (``FloatingPointError``) and needs a smaller ``eta`` (0.01 on the
-        contract data, where "auto" diverged).{SHUFFLE_PARAMS.format(extra="")}{tail_doc(
-        verbose="Print one progress line per ``fit`` / ``partial_fit`` call.")}
+        contract data, where "auto" diverged).{shuffle}{tail}
     eta_, row_scale_ : float
         The step and the mean squared row norm in use.
     t_ : int
@@ -824,7 +834,8 @@ class UniExp(_OnePass):
         The weight primitive's state.
     class_count_ : ndarray of shape (2,)
         Rows seen per class.
-    """
+    """, fields=dict(_UNIEXP_MERGE=_UNIEXP_MERGE, _UNIEXP_TRIALS=_UNIEXP_TRIALS,
+                     shuffle=_SHUFFLE, tail=_STREAM_TAIL))
 
     _aucopt_name = "uni_exp"
     traits = replace(_OnePass.traits, family="pointwise exponential loss, one pass",

@@ -36,6 +36,7 @@ import numpy as np
 from aucopt._kernels._pairwise import (Halt, HingeProx, Schedule, Subgradient, close_lanes,
                                        hinge_lane, hinge_pairs, open_lanes, refold,
                                        square_lane, square_prox_pairs)
+from aucopt._docs import docstring
 from aucopt._state import Generator, Scalar
 from aucopt.base import BaseLearner, OnlineMixin
 from aucopt.traits import Traits
@@ -45,8 +46,7 @@ from aucopt.learners._common import (EPOCH_PARAMS, SETTLE_RATIO, WEIGHTED_AVERAG
                                      search_scale, settle, weights_state)
 from aucopt.learners._objectives import mean_pair_hinge, mean_pair_square
 from aucopt.validation import (check_choice, check_count, check_n_jobs, check_positive,
-                               check_random_state, check_seed, n_threads, row_scale,
-                               row_source)
+                               check_random_state, check_seed, n_threads)
 
 # Pairs are drawn and handed to the kernel in blocks: bounded memory whatever n.
 PAIR_BLOCK = 1 << 16
@@ -129,7 +129,7 @@ def _check_common(learner):
     check_epochs(learner)
     check_count("verbose", learner.verbose, minimum=0)
     check_seed(learner.random_state)
-    check_n_jobs(getattr(learner, "n_jobs", None))  # compositions may not have it
+    check_n_jobs(learner.n_jobs)
 
 
 def lane_threads(n_jobs, n_steps, n_features):
@@ -173,7 +173,7 @@ class _PairwiseSGD(OnlineMixin, BaseLearner):
 
     def _work_vectors(self):
         # a dense scratch row per thread of a pass
-        return n_threads(getattr(self, "n_jobs", None))
+        return n_threads(self.n_jobs)
 
     def _progress(self):
         return f"steps {self.t_}, "
@@ -254,8 +254,7 @@ class _HingeSGD(WeightsModel, _PairwiseSGD):
         return max(1, n_rows // 100) if self.askip is None else int(self.askip)
 
     def _avg_power(self):
-        # compositions on feature maps may not expose avg_power: ASAM/PSAM's default
-        return getattr(self, "avg_power", 2.0) if self._averaged else 0.0
+        return self.avg_power if self._averaged else 0.0
 
     def _pass(self, rows, y, index):
         if self._pos.size == 0 or self._neg.size == 0:
@@ -394,11 +393,15 @@ _N_JOBS_PARAMS = """
         the cores on nearly every step (news20: 0.5-0.9x). Per-thread models merged
         every few steps (iterative parameter mixing) avoid that sharing, but the
         merges cost as much as the steps they save on two cores. Passes too short
-        for threads (fewer than ``n_jobs * LANE_STEPS`` or ``n_features / 16``
+        for threads (fewer than ``n_jobs * {lane_steps}`` or ``n_features / 16``
         steps) run on one thread; ``n_jobs=1`` is the sequential algorithm, bit for
-        bit.""".replace("LANE_STEPS", str(LANE_STEPS))
+        bit."""
 
-_TAIL_PARAMS = EPOCH_PARAMS.format(tol="3e-3") + _N_JOBS_PARAMS + """
+_N_JOBS_PARAMS = docstring(_N_JOBS_PARAMS, fields={"lane_steps": LANE_STEPS})
+_TAIL_FIELDS = {"epochs": docstring(EPOCH_PARAMS, fields={"tol": "3e-3"}),
+                "n_jobs": _N_JOBS_PARAMS}
+
+_TAIL_PARAMS = """{epochs}{n_jobs}
     random_state : int, numpy Generator or None, default=None
         Seed of the pair draws; the same seed gives the same model, bit for bit,
         for dense and CSR input (with ``n_jobs=1``).
@@ -411,7 +414,7 @@ _TAIL_PARAMS = EPOCH_PARAMS.format(tol="3e-3") + _N_JOBS_PARAMS + """
     Attributes
     ----------
     coef_ : ndarray of shape (n_features,)
-        The ranking direction (COEF_NOTE).
+        The ranking direction ({coef_note}).
     intercept_ : float
         ``-threshold`` of the training OPTROC point; ranks do not depend on it.
     classes_ : ndarray of shape (2,)
@@ -428,7 +431,7 @@ _TAIL_PARAMS = EPOCH_PARAMS.format(tol="3e-3") + _N_JOBS_PARAMS + """
         Epochs run (``fit`` epochs plus ``partial_fit`` calls).
     objective_ : float
         ``lam/2 ||w||^2`` + mean pairwise hinge after the last epoch (``n_epochs="auto"``).
-    stop_reason_ : {"tol", "max_epochs", "n_epochs"}
+    stop_reason_ : {{"tol", "max_epochs", "n_epochs"}}
     weights_ : ndarray of shape (n_features, 1) or (n_features, 2)
         The weight primitive's state: column 0 is ``v`` of the current iterate
         ``w = weights_scale_ * v``; with averaging, column 1 is the lazy average's
@@ -461,7 +464,7 @@ _REFERENCE = """Khalid, "Scalable Large Margin Pairwise Learning Algorithms", Ph
 
 
 class SAM(_HingeSGD):
-    __doc__ = f"""SAM: plain stochastic pairwise hinge SGD with scheduled L2 regularisation.
+    __doc__ = docstring("""SAM: plain stochastic pairwise hinge SGD with scheduled L2 regularisation.
 
     Minimises the pairwise hinge objective ({_REFERENCE}, eq. 6.1)::
 
@@ -480,8 +483,9 @@ class SAM(_HingeSGD):
 {_HINGE_MERGE}
 
     Parameters
-    ----------""" + _SAM_LAM + _COMMON_PARAMS + _TAIL_PARAMS.replace("COEF_NOTE",
-                                                                    "the last iterate")
+    ----------""", fields=dict(_REFERENCE=_REFERENCE, _HINGE_MERGE=_HINGE_MERGE)) \
+        + _SAM_LAM + _COMMON_PARAMS + docstring(_TAIL_PARAMS, fields=dict(
+            _TAIL_FIELDS, coef_note="the last iterate"))
 
     _aucopt_name = "sam"
     # the last iterate: a penalty of a few times 1/n (see lam)
@@ -510,7 +514,7 @@ class SAM(_HingeSGD):
 
 
 class ASAM(_HingeSGD):
-    __doc__ = f"""ASAM: accelerated stochastic AUC maximization ({_REFERENCE}, Sec. 6.3, Alg. 10).
+    __doc__ = docstring("""ASAM: accelerated stochastic AUC maximization ({_REFERENCE}, Sec. 6.3, Alg. 10).
 
     SAM's pairwise hinge steps and scheduled L2 shrink, plus averaging: every
     ``askip`` steps a snapshot of ``w`` enters a weighted running average, which
@@ -522,8 +526,9 @@ class ASAM(_HingeSGD):
 {_AVERAGE_MERGE}
 
     Parameters
-    ----------""" + _LAM + _COMMON_PARAMS + _AVERAGING_PARAMS + _TAIL_PARAMS.replace(
-        "COEF_NOTE", "the averaged iterate")
+    ----------""", fields=dict(_REFERENCE=_REFERENCE, _AVERAGE_MERGE=_AVERAGE_MERGE)) \
+        + _LAM + _COMMON_PARAMS + _AVERAGING_PARAMS + docstring(_TAIL_PARAMS, fields=dict(
+            _TAIL_FIELDS, coef_note="the averaged iterate"))
 
     _aucopt_name = "asam"
     _averaged = True
@@ -547,7 +552,7 @@ class ASAM(_HingeSGD):
 
 
 class PSAM(ASAM):
-    __doc__ = f"""PSAM: proximal stochastic AUC maximization ({_REFERENCE}, Sec. 7.3, Alg. 11, App. A).
+    __doc__ = docstring("""PSAM: proximal stochastic AUC maximization ({_REFERENCE}, Sec. 7.3, Alg. 11, App. A).
 
     Each step is the proximal map of the pair's hinge loss with parameter
     ``lam_t = 1 / (lam (t + t0))`` (Alg. 11: ``w_(t+1) = prox_(lam_t f_t)(w_t)``; the
@@ -565,8 +570,9 @@ class PSAM(ASAM):
 {_AVERAGE_MERGE}
 
     Parameters
-    ----------""" + _LAM + _COMMON_PARAMS + _AVERAGING_PARAMS + _TAIL_PARAMS.replace(
-        "COEF_NOTE", "the averaged iterate")
+    ----------""", fields=dict(_REFERENCE=_REFERENCE, _AVERAGE_MERGE=_AVERAGE_MERGE)) \
+        + _LAM + _COMMON_PARAMS + _AVERAGING_PARAMS + docstring(_TAIL_PARAMS, fields=dict(
+            _TAIL_FIELDS, coef_note="the averaged iterate"))
 
     _aucopt_name = "psam"
     _rule = HingeProx
@@ -636,7 +642,7 @@ class AdaDSGD(ElasticNetModel, _PairwiseSGD):
         Stage growth factor ``beta``.
     inner : {"alg1", "stability"}, default="alg1"
         Inner iterations per stage: ``m`` (Alg. 1) or ``ceil(m ** (4/3))``.""" \
-        + EPOCH_PARAMS.format(tol="1e-3") + _N_JOBS_PARAMS + """
+        + docstring(EPOCH_PARAMS, fields={"tol": "1e-3"}) + _N_JOBS_PARAMS + """
     random_state : int, numpy Generator or None, default=None
     verbose : int, default=0
         Print one progress line per epoch.
