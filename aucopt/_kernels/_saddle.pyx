@@ -28,7 +28,7 @@ from libc.stdint cimport int32_t, int64_t
 from aucopt._kernels._interrupt cimport poll
 from aucopt._kernels._pairs cimport gather
 from aucopt._kernels._rows cimport RowSource
-from aucopt._kernels._square cimport ClassSums, array_data, check_rows
+from aucopt._kernels._stats cimport ClassSums, array_data, check_rows
 from aucopt._kernels._weights cimport Weights
 
 

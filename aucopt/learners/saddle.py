@@ -28,7 +28,7 @@ import numpy as np
 from aucopt._kernels._saddle import (DualStep, SolamState, SpamSchedule, centred_sqnorms,
                                      solam_steps, spam_l2_steps, spam_net_steps,
                                      spdam_dual)
-from aucopt._kernels._square import ClassSums
+from aucopt._kernels._stats import ClassSums
 from aucopt._kernels._weights import Weights, dense_scores
 from aucopt._state import Array, Generator, Scalar
 from aucopt.base import BaseLearner

@@ -18,9 +18,10 @@ import numpy as np
 from scipy.linalg import cho_factor, cho_solve
 from scipy.linalg.blas import dsyr
 
-from aucopt._kernels._square import (AdaGradStep, ClassSums, Covariances, GradientStep,
-                                     Sketch, opauc_steps, opaucr_steps, sketch_coef,
-                                     sketch_scores, stored_entries, uniexp_steps)
+from aucopt._kernels._square import (AdaGradStep, Covariances, GradientStep, Sketch,
+                                     opauc_steps, opaucr_steps, sketch_coef, sketch_scores,
+                                     stored_entries, uniexp_steps)
+from aucopt._kernels._stats import ClassSums
 from aucopt._state import Array, Generator, Scalar
 from aucopt.base import BaseLearner, OnlineMixin
 from aucopt.learners._common import (SHUFFLE_PARAMS, WeightsModel, auto_or_positive,
