@@ -324,9 +324,11 @@ cdef class Sketch:
     with ``u`` the :class:`Weights` of the call, ``a_c`` = ``coef`` (2, tau) and
     ``b_c`` = ``sum_coef`` (2,), together with the products a step reads:
     ``sketch_w[c] = Z_c^T u``, ``sum_w[c] = s_c . u``, ``sketch_sum[c, e] = Z_c^T s_e``,
-    ``gram[c, e] = Z_c^T Z_e`` and ``sum_gram[c, e] = s_c . s_e``. Every array is
-    the learner's, updated in place; ``journal`` (rows of width tau over the
-    (2 d, tau) sketch) saves the sketch rows a call writes.
+    ``gram[c, e] = Z_c^T Z_e`` and ``sum_gram[c, e] = s_c . s_e``. ``arrays`` maps
+    these names (``sketch``, ``q``, ``coef``, ``sum_coef``, ``sketch_w``, ``sum_w``,
+    ``sketch_sum``, ``gram``, ``sum_gram``) to the learner's arrays, updated in
+    place; ``journal`` (rows of width tau over the (2 d, tau) sketch) saves the
+    sketch rows a call writes.
     """
 
     cdef ClassSums stats
@@ -344,26 +346,26 @@ cdef class Sketch:
     cdef Journal journal
     cdef object _refs
 
-    def __init__(self, ClassSums stats not None, *, sketch, q, coef, sum_coef, sketch_w,
-                 sum_w, sketch_sum, gram, sum_gram, Journal journal=None):
+    def __init__(self, ClassSums stats not None, arrays, Journal journal=None):
         d = stats.n_features
+        sketch = arrays["sketch"]
         tau = sketch.shape[2] if getattr(sketch, "ndim", 0) == 3 else 0
         self.Z = array_data(sketch, (2, d, tau), "sketch")
-        self.q = array_data(q, (2, tau), "q")
-        self.a = array_data(coef, (2, tau), "coef")
-        self.b = array_data(sum_coef, (2,), "sum_coef")
-        self.zw = array_data(sketch_w, (2, tau), "sketch_w")
-        self.sw = array_data(sum_w, (2,), "sum_w")
-        self.zs = array_data(sketch_sum, (2, 2, tau), "sketch_sum")
-        self.gram = array_data(gram, (2, 2, tau, tau), "gram")
-        self.ss = array_data(sum_gram, (2, 2), "sum_gram")
+        self.q = array_data(arrays["q"], (2, tau), "q")
+        self.a = array_data(arrays["coef"], (2, tau), "coef")
+        self.b = array_data(arrays["sum_coef"], (2,), "sum_coef")
+        self.zw = array_data(arrays["sketch_w"], (2, tau), "sketch_w")
+        self.sw = array_data(arrays["sum_w"], (2,), "sum_w")
+        self.zs = array_data(arrays["sketch_sum"], (2, 2, tau), "sketch_sum")
+        self.gram = array_data(arrays["gram"], (2, 2, tau, tau), "gram")
+        self.ss = array_data(arrays["sum_gram"], (2, 2), "sum_gram")
         if journal is not None and (journal.width != tau or journal.n_rows != 2 * d):
             raise ValueError("the journal of the sketch needs rows of width tau")
         self.stats = stats
         self.n_features = d
         self.tau = tau
         self.journal = journal
-        self._refs = (sketch, q, coef, sum_coef, sketch_w, sum_w, sketch_sum, gram, sum_gram)
+        self._refs = dict(arrays)
 
     cdef void products(self, const double* vals, const int32_t* ind, Py_ssize_t nnz,
                        double* xz, double* xs) noexcept nogil:
@@ -395,11 +397,11 @@ cdef class Sketch:
 # OPAUCr (Gao et al. 2013, eqs. 6-11), corrected: the sketch is scaled by 1/sqrt(tau)
 # (so E[R R^T] = I), and centred as ``Z - c q^T`` (the printed ``c 1^T R / T`` is off
 # by a factor T)
-def opaucr_steps(RowSource X, const double[::1] y, Py_ssize_t start, Py_ssize_t stop,
+def opaucr_steps(RowSource X, const double[::1] y, Py_ssize_t start,
                  const double[:, ::1] rho, Weights w, Sketch sk not None, double eta,
                  double lam):
-    """OPAUCr steps on rows ``start .. stop - 1`` of ``X`` (Gao et al. 2013, Sec. 3,
-    eqs. 6-11).
+    """OPAUCr steps on rows ``start .. start + len(rho) - 1`` of ``X`` (Gao et al.
+    2013, Sec. 3, eqs. 6-11).
 
     ``rho[i - start]`` is row ``i``'s draw from N(0, I/tau) (scale 1/sqrt(tau), so
     E[R R^T] = I). The covariance estimate is the centred sketch::
@@ -432,13 +434,14 @@ def opaucr_steps(RowSource X, const double[::1] y, Py_ssize_t start, Py_ssize_t 
     cdef double yt, xx, xw, ra, wx, ws, T, cw, kdiff, qu, shrink, step
     cdef int c, o
     cdef ClassSums stats = sk.stats
+    cdef Py_ssize_t stop = start + rho.shape[0]
     check_rows(X, y, d)
     if w.n_features != d:
         raise ValueError("the weights and the sketch differ in the number of features")
     if not 0 <= start <= stop <= X.n_rows:
         raise ValueError(f"rows {start}..{stop} are outside 0..{X.n_rows}")
-    if rho.shape[0] != stop - start or rho.shape[1] != tau:
-        raise ValueError(f"rho must have shape ({stop - start}, {tau})")
+    if rho.shape[1] != tau:
+        raise ValueError(f"rho must have {tau} columns, got {rho.shape[1]}")
     if not X.has_norms:
         raise ValueError("opaucr_steps needs a RowSource with row norms")
     xz = <double*>malloc(3 * tau * sizeof(double))
