@@ -729,8 +729,7 @@ class NOAM(_Mapped, _BufferOGD):
         super()._init_state(n_features)
         w0 = self.__dict__.pop("_w0", None)
         if w0 is not None:
-            self.weights_[:, 0] = w0
-            self.weights_vsq_ = float(w0 @ w0)
+            self._set_weights(w0)
 
 
 _merge_note(NOAM, _BufferOGD)

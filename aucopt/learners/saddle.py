@@ -816,8 +816,7 @@ class FSAUC(WeightsModel, BaseLearner):
         w, info = fsauc_fit(rows, y, R=self.R_, G=self.G, n_passes=passes,
                             delta=float(self.delta), random_state=self.random_state,
                             steps=self.steps)
-        self.weights_[:, 0] = w
-        self.weights_vsq_ = float(w @ w)
+        self._set_weights(w)
         self.n_stages_ = int(info["n_stages"])
         self.data_passes_ = passes
 
