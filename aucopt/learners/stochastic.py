@@ -85,26 +85,26 @@ def _in_lanes(lane, threads):
     """``lane(lanes, p)`` for ``p < threads`` on as many threads at once (lane 0 in
     this one, so that Ctrl-C reaches its kernel, which then halts the others); every
     thread has ended when this returns."""
-    halt = Lanes(threads)
+    lanes = Lanes(threads)
     failed = []
 
     def run(p):
         try:
-            lane(halt, p)
+            lane(lanes, p)
         except BaseException as exc:  # noqa: BLE001 -- re-raised in the caller
-            halt.set()
+            lanes.set()
             failed.append(exc)
 
     others = [threading.Thread(target=run, args=(p,), daemon=True) for p in range(1, threads)]
     try:
         for thread in others:
             thread.start()
-        lane(halt, 0)
+        lane(lanes, 0)
     except BaseException:
-        halt.set()
+        lanes.set()
         raise
     finally:
-        _join(others, halt)
+        _join(others, lanes)
     if failed:
         raise failed[0]
 
