@@ -73,9 +73,10 @@ cdef class PairRule:
     the hinge does. The base class is the hinge subgradient step.
 
     ``skip_satisfied`` (set by the hinge rules): the rule returns 0 at ``m >= 1``,
-    so the loop does not call it there (most pairs, once the model ranks well; the
-    call cost PSAM several percent of an epoch on text). Setting it on a rule that
-    moves satisfied pairs changes the rule.
+    so the loop does not call it there (89% of PSAM's pairs after two epochs on
+    20 Newsgroups TF-IDF; calling it there cost 1% of an epoch by the median of
+    interleaved runs, up to 7% by their minimum). The model is the same either way;
+    setting it on a rule that moves satisfied pairs changes the rule.
 
     A rule in Python (for prototypes) is a :class:`CallbackRule`; a compiled rule
     derives from this class in a ``.pyx`` that cimports it.
