@@ -102,6 +102,14 @@ def _protocol_problem(obj):
     return ""
 
 
+# The class attributes a Traits field replaced: a class that still sets one would be
+# silently ignored, so registration refuses it and names the field.
+RETIRED_KNOBS = {"_family": "family", "_limits": "limits", "_merge": "merge",
+                 "_stream": "stream", "_shuffles": "shuffles", "_max_features": "max_features",
+                 "_unit_rows": "unit_rows", "_repeats_input": "row_map",
+                 "_weighs_rows": "weighs_rows", "_divergence_hint": "divergence_hint"}
+
+
 def check_traits(cls):
     """Refuse a learner class whose ``traits`` do not fit it.
 
@@ -115,6 +123,10 @@ def check_traits(cls):
     traits = getattr(cls, "traits", None)
     name = cls.__qualname__
     skeleton = issubclass(cls, BaseLearner)
+    for knob, field in RETIRED_KNOBS.items():
+        if any(knob in vars(k) for k in cls.__mro__):
+            raise TypeError(f"{name} sets {knob}, which aucopt no longer reads: declare "
+                            f"traits = aucopt.extend.Traits({field}=...) instead")
     if traits is None and not skeleton:
         return
     if not isinstance(traits, Traits):

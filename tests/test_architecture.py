@@ -28,7 +28,7 @@ LAYERS = (
     ("aucopt.registry",),
     ("aucopt.persistence",),  # load needs the registry
     # the faces: the package, the contract suite, the cluster driver, the command line
-    ("aucopt", "aucopt.testing", "aucopt.dask", "aucopt.cli"),
+    ("aucopt", "aucopt.testing", "aucopt.dask", "aucopt.cli", "aucopt.extend"),
 )
 
 

@@ -54,10 +54,11 @@ def _empty_buffers(capacity, d, reservoir, dense):
                  head=np.zeros(2, np.int64), arrival=np.full(slots, -1, np.int64),
                  sqnorm=np.zeros(slots))
     if dense:
-        return Buffers(capacity, d, reservoir, rows=np.zeros((slots, d)), **state)
-    return Buffers(capacity, d, reservoir, start=np.zeros(slots, np.int64),
-                   nnz=np.zeros(slots, np.int64), values=np.zeros(0),
-                   indices=np.zeros(0, np.int32), **state)
+        return Buffers(capacity, d, reservoir, dict(state, rows=np.zeros((slots, d))))
+    return Buffers(capacity, d, reservoir, dict(state, start=np.zeros(slots, np.int64),
+                                                nnz=np.zeros(slots, np.int64),
+                                                values=np.zeros(0),
+                                                indices=np.zeros(0, np.int32)))
 
 
 def _buffers_of(clf):
@@ -70,7 +71,7 @@ def _buffers_of(clf):
         state.update({k: getattr(clf, f"buffer_{k}_").copy()
                       for k in ("start", "nnz", "values", "indices")}, top=clf.buffer_top_)
     return Buffers(clf.buffer_size_, clf.n_features_in_, clf.buffer_policy_ == "reservoir",
-                   **state)
+                   state)
 
 
 # ---------------------------------------------------------------- update steps
@@ -328,9 +329,9 @@ def test_run_arrivals_checks_its_arguments():
     with pytest.raises(ValueError, match="scratch"):
         OamSeq(Weights(np.zeros((3, 1))), np.zeros((2, 4)), 1.0)
     with pytest.raises(ValueError, match="outside"):
-        Buffers(2, 3, False, count=np.array([3, 0]), seen=np.array([3, 0]),
-                head=np.zeros(2, np.int64), arrival=np.zeros(4, np.int64),
-                sqnorm=np.zeros(4), rows=np.zeros((4, 3)))
+        Buffers(2, 3, False, dict(count=np.array([3, 0]), seen=np.array([3, 0]),
+                                  head=np.zeros(2, np.int64), arrival=np.zeros(4, np.int64),
+                                  sqnorm=np.zeros(4), rows=np.zeros((4, 3))))
 
 
 def test_interrupted_arrival_leaves_the_scratch_zero():

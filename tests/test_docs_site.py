@@ -10,6 +10,7 @@ import pytest
 
 import aucopt
 import aucopt.datasets
+import aucopt.extend
 import aucopt.metrics
 import aucopt.plot
 from aucopt.registry import BUILTIN, get_class
@@ -28,6 +29,7 @@ def test_api_reference_lists_the_public_api():
     learners = {get_class(n).__name__ for n, o in aucopt.available().items() if o == BUILTIN}
     expected = (learners | set(aucopt.metrics.__all__) | set(aucopt.plot.__all__)
                 | {n for n in aucopt.datasets.__all__ if n != "choose_index_dtype"}
+                | set(aucopt.extend.__all__)
                 | {"get", "available", "register", "load", "merge"})
     assert expected <= listed, sorted(expected - listed)
 

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from aucopt._kernels._fsauc import fsauc_stage, py_project_primal
+from aucopt._kernels._fsauc import StagePoint, StageSteps, fsauc_stage, py_project_primal
 from aucopt._kernels._rows import RowSource
 from aucopt.datasets import Scaler, load, split
 from aucopt.learners._fsauc_core import (fsauc_fit, fsauc_gradient_bound, fsauc_lemma1,
@@ -54,8 +54,8 @@ def test_projection_onto_intersection_equals_dykstra(case):
         c = np.concatenate([w1, [a1, b1]])
         u = c + step * rng.standard_normal(7)
         e = u[:5] - w1
-        t, rho, a, b = py_project_primal(w1 @ w1, e @ w1, e @ e, u[5] - a1, u[6] - b1,
-                                         a1, b1, R, Rk, r)
+        t, rho, a, b = py_project_primal(dict(K=w1 @ w1, EW=e @ w1, EE=e @ e, da=u[5] - a1,
+                                              db=u[6] - b1, a1=a1, b1=b1, R=R, Rk=Rk, r=r))
         got = np.concatenate([rho * (w1 + t * e), [a, b]])
         want = fsauc_dykstra_ref(u, c, R, Rk, r)
         np.testing.assert_allclose(got, want, rtol=0, atol=1e-9 * (1 + np.abs(want).max()))
@@ -64,7 +64,8 @@ def test_projection_onto_intersection_equals_dykstra(case):
 
 
 def test_projection_keeps_a_point_inside_both_sets():
-    t, rho, a, b = py_project_primal(1.0, 0.1, 0.04, 0.1, -0.1, 0.0, 0.0, 2.0, 1.0, 1.0)
+    t, rho, a, b = py_project_primal(dict(K=1.0, EW=0.1, EE=0.04, da=0.1, db=-0.1, a1=0.0,
+                                          b1=0.0, R=2.0, Rk=1.0, r=1.0))
     assert (t, rho, a, b) == (1.0, 1.0, 0.1, -0.1)
 
 
@@ -83,7 +84,8 @@ def test_stage_kernel_equals_reference_step_by_step(r, R, D):
     order = rng.integers(0, len(y), size=30).astype(np.int64)
     rows = RowSource(X)
     for T in range(1, len(order) + 1):
-        got = fsauc_stage(rows, y, order[:T], w1, a1, b1, alpha1, 0.2, R, kappa, r, D)
+        got = fsauc_stage(rows, y, order[:T], StagePoint(w1, a1, b1, alpha1),
+                          StageSteps(0.2, R, kappa, r, D))
         want = fsauc_stage_ref(X, y, order[:T], w1, a1, b1, alpha1, 0.2, R, kappa, r, D)
         for g, w_ in [(got[0], want[0]), (got[5][0], want[5][0])]:  # average, last w
             np.testing.assert_allclose(g, w_, rtol=0, atol=1e-9 * (1 + np.abs(w_).max()))
@@ -100,7 +102,8 @@ def test_stage_kernel_survives_many_shrinking_projections():
     kappa = np.sqrt((X ** 2).sum(axis=1).max())
     w1 = np.zeros(X.shape[1])
     w1[0] = 0.5
-    got = fsauc_stage(RowSource(X), y, order, w1, 0.0, 0.0, 0.0, 5.0, 1.0, kappa, 1e-3, 0.1)
+    got = fsauc_stage(RowSource(X), y, order, StagePoint(w1),
+                      StageSteps(5.0, 1.0, kappa, 1e-3, 0.1))
     want = fsauc_stage_ref(X, y, order, w1, 0.0, 0.0, 0.0, 5.0, 1.0, kappa, 1e-3, 0.1)
     np.testing.assert_allclose(got[0], want[0], rtol=0, atol=1e-10)
     np.testing.assert_allclose(got[5][0], want[5][0], rtol=0, atol=1e-10)
@@ -205,9 +208,10 @@ def test_stage_kernel_validates_before_running():
     def run(order=np.arange(20, dtype=np.int64), centre=w1, labels=y, work=None, sums=None,
             **kw):
         args = {**ok, **kw}
-        return fsauc_stage(rows, labels, order, centre, args["a1"], args["b1"],
-                           args["alpha1"], args["eta"], args["R"], args["kappa"],
-                           args["r"], args["D"], work, sums)
+        return fsauc_stage(rows, labels, order,
+                           StagePoint(centre, args["a1"], args["b1"], args["alpha1"]),
+                           StageSteps(args["eta"], args["R"], args["kappa"], args["r"],
+                                      args["D"]), work, sums)
 
     with pytest.raises(ValueError, match="outside"):
         run(order=np.array([0, 20], dtype=np.int64))
@@ -245,8 +249,8 @@ def test_ctrl_c_interrupts_a_long_stage(sigint):
     start = time.perf_counter()
     timer.start()
     with pytest.raises(KeyboardInterrupt):
-        fsauc_stage(RowSource(X), y, order, np.zeros(X.shape[1]), 0.0, 0.0, 0.0, 0.01, 1.0,
-                    5.0, 1.0, math.inf)
+        fsauc_stage(RowSource(X), y, order, StagePoint(np.zeros(X.shape[1])),
+                    StageSteps(0.01, 1.0, 5.0, 1.0, math.inf))
     timer.join()
     assert time.perf_counter() - start < 1.0
 

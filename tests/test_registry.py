@@ -72,6 +72,12 @@ def test_register_checks_the_declared_traits(monkeypatch):
 
     with pytest.raises(ValueError, match="traits.shuffles but has no shuffle"):
         aucopt.register("shuffling-bam")(Shuffling)
+
+    class OldKnob(aucopt.learners.SAM):  # a knob Traits replaced: it would be ignored
+        _stream = "chunks"
+
+    with pytest.raises(TypeError, match=r"sets _stream, .*Traits\(stream=\.\.\.\)"):
+        aucopt.register("old-knob-sam")(OldKnob)
     assert "loose-bam" not in aucopt.available()
     for cls in aucopt.learners.BUILTINS.values():
         registry.check_traits(cls)

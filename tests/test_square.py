@@ -16,7 +16,8 @@ import scipy.sparse as sp
 import aucopt
 from aucopt import driver
 from aucopt._kernels._rows import RowSource
-from aucopt._kernels._square import ClassSums, Covariances, GradientStep, opauc_steps
+from aucopt._kernels._square import Covariances, GradientStep, opauc_steps
+from aucopt._kernels._stats import ClassSums
 from aucopt._kernels._weights import Weights
 from aucopt.datasets import Scaler, load, split
 from aucopt.learners import square

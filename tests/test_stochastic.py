@@ -16,8 +16,8 @@ import scipy.optimize
 import scipy.sparse as sp
 
 import aucopt
-from aucopt._kernels._pairwise import (Halt, HingeProx, Schedule, Subgradient, close_lanes,
-                                       hinge_lane, hinge_pairs, open_lanes, refold,
+from aucopt._kernels._pairwise import (CallbackRule, HingeProx, Lanes, Schedule, SquareStep, Subgradient,
+                                       close_lanes, open_lanes, refold, sgd_lane, sgd_pairs,
                                        square_lane, square_prox_pairs)
 from aucopt._kernels._rows import RowSource
 from aucopt._kernels._weights import ElasticNetWeights, Weights, row_add
@@ -58,7 +58,7 @@ def test_one_sam_step_worked_by_hand():
     X = np.array([[1.0, 0.0], [0.0, 2.0]])
     w = Weights(np.zeros(2))
     sched = Schedule(0.5, 1.0, rskip=1)
-    hinge_pairs(RowSource(X), w, np.array([0]), np.array([1]), Subgradient(), sched)
+    sgd_pairs(RowSource(X), w, np.array([0]), np.array([1]), Subgradient(), sched)
     np.testing.assert_array_equal(w.coef(), [0.5, -1.0])
     assert (sched.t, sched.rcount) == (1, 1)
     ref, _ = hinge_pair_steps(X, [0], [1], 0.5, 1.0, 1)
@@ -71,7 +71,7 @@ def test_one_psam_step_worked_by_hand():
     # (w.z = 0.2 + 0.8 = 1). rskip = 100: no shrink yet.
     X = np.array([[1.0, 0.0], [0.0, 2.0]])
     w = Weights(np.zeros(2))
-    hinge_pairs(RowSource(X), w, np.array([0]), np.array([1]), HingeProx(),
+    sgd_pairs(RowSource(X), w, np.array([0]), np.array([1]), HingeProx(),
                 Schedule(0.5, 1.0, rskip=100))
     _close(w.coef(), np.array([0.2, -0.4]))
     assert w.coef() @ np.array([1.0, -2.0]) == pytest.approx(1.0)
@@ -110,8 +110,8 @@ def test_hinge_kernel_equals_reference(rule, name, sparse, rskip, askip, avg_pow
     w = Weights(np.zeros((X.shape[1], 2)), averaging=True)
     rows = RowSource(sp.csr_matrix(X) if sparse else X)
     sched = Schedule(lam, t0, rskip, askip, avg_power=avg_power)
-    hinge_pairs(rows, w, pi[:170], nj[:170], rule(), sched)
-    hinge_pairs(rows, w, pi[170:], nj[170:], rule(), sched)
+    sgd_pairs(rows, w, pi[:170], nj[:170], rule(), sched)
+    sgd_pairs(rows, w, pi[170:], nj[170:], rule(), sched)
     ref_w, ref_avg = hinge_pair_steps(X, pi, nj, lam, t0, rskip, name, askip, avg_power)
     _close(w.coef(), ref_w)
     if askip:
@@ -126,8 +126,8 @@ def test_square_prox_kernel_equals_dense_prox_reference(sparse, l1, l2):
     step, weight = 0.05, 0.7
     w = ElasticNetWeights(ElasticNetWeights.fresh(X.shape[1]))
     rows = RowSource(sp.csr_matrix(X) if sparse else X)
-    square_prox_pairs(rows, w, pi[:90], nj[:90], step, weight, step * l1, 1 + step * l2)
-    square_prox_pairs(rows, w, pi[90:], nj[90:], step, weight, step * l1, 1 + step * l2)
+    square_prox_pairs(rows, w, pi[:90], nj[:90], SquareStep(step, weight, step * l1, 1 + step * l2))
+    square_prox_pairs(rows, w, pi[90:], nj[90:], SquareStep(step, weight, step * l1, 1 + step * l2))
     ref = square_prox_pair_steps(X, pi, nj, step, weight, l1, l2)
     _close(w.coef(), ref)
     if l1 >= 0.5:
@@ -264,6 +264,67 @@ def test_bad_parameters_raise_at_fit_and_leave_model_unchanged(name, bad, exc):
     np.testing.assert_array_equal(clf.coef_, coef)
 
 
+
+@pytest.mark.parametrize("rule, name", [(Subgradient, "subgradient"), (HingeProx, "prox")])
+@pytest.mark.parametrize("skip", [True, False])
+def test_a_rule_is_called_on_every_pair_unless_it_skips_satisfied_ones(rule, name, skip):
+    """The loop calls the rule with every pair's margin (the hinge rules return 0 at
+    m >= 1, so calling them there, or not, gives the same model bit for bit); a
+    rule in Python sees the same margins and rates, and ``zz`` with needs_sqdist."""
+    X, y = _data()
+    pi, nj = _draws(y, 300)
+    rows = RowSource(sp.csr_matrix(X))
+    compiled = rule()
+    compiled.skip_satisfied = skip
+    w_c = Weights(np.zeros((X.shape[1], 2)), averaging=True)
+    sgd_pairs(rows, w_c, pi, nj, compiled, Schedule(0.05, 3.0, 3, 7, avg_power=2.0))
+    seen = []
+
+    def step(m, eta, zz=None):
+        seen.append(m)
+        if m >= 1.0:
+            return 0.0
+        if name == "prox":
+            return 0.0 if zz == 0.0 else min(eta, (1.0 - m) / zz)
+        return eta
+
+    w_p = Weights(np.zeros((X.shape[1], 2)), averaging=True)
+    sgd_pairs(rows, w_p, pi, nj, CallbackRule(step, needs_sqdist=name == "prox"),
+              Schedule(0.05, 3.0, 3, 7, avg_power=2.0))
+    assert len(seen) == 300 and max(seen) >= 1.0  # satisfied pairs reached the rule
+    np.testing.assert_array_equal(w_p.coef(), w_c.coef())
+    np.testing.assert_array_equal(w_p.average(), w_c.average())
+    ref_w, _ = hinge_pair_steps(X, pi, nj, 0.05, 3.0, 3, name, 7, 2.0)
+    _close(w_c.coef(), ref_w)
+
+
+def test_a_python_rule_that_raises_ends_the_call_with_the_schedule_written_back():
+    X, y = _data()
+    pi, nj = _draws(y, 50)
+    calls = []
+
+    def step(m, eta):
+        calls.append(m)
+        if len(calls) == 20:
+            raise ZeroDivisionError("rule failed")
+        return eta
+
+    sched = Schedule(0.05, 3.0, 3)
+    with pytest.raises(ZeroDivisionError, match="rule failed"):
+        sgd_pairs(RowSource(X), Weights(np.zeros(X.shape[1])), pi, nj, CallbackRule(step),
+                  sched)
+    assert len(calls) == 20 and sched.t == 20
+
+
+def test_a_rule_that_needs_the_rows_norms_refuses_rows_without_them():
+    X, y = _data()
+    with pytest.raises(ValueError, match="norms"):
+        sgd_pairs(RowSource(X, norms=False), Weights(np.zeros(X.shape[1])), np.array([0]),
+                  np.array([1]), HingeProx(), Schedule(0.05, 3.0, 3))
+    with pytest.raises(TypeError, match="callable"):
+        CallbackRule(3.0)
+
+
 # ---------------------------------------------------------------- n_jobs > 1 (threads)
 
 
@@ -284,7 +345,7 @@ def test_hinge_lanes_one_after_another_equal_the_plain_lane_steps(rule, name, sp
     scheds = [Schedule(lam, t0, rskip, askip, avg_power=avg_power) for _ in range(lanes)]
     open_lanes(w)
     for lane in order:
-        hinge_lane(rows, w, pi, nj, lane, lanes, rule(), scheds[lane], Halt())
+        sgd_lane(rows, w, pi, nj, Lanes(lanes), lane, rule(), scheds[lane])
     close_lanes(w)
     ref_w, ref_avg = lane_hinge_pair_steps(X, pi, nj, lanes, order, lam, t0, rskip, name,
                                            askip, avg_power)
@@ -307,8 +368,8 @@ def test_square_lanes_one_after_another_equal_the_plain_lane_steps(sparse, l1, l
     rows = RowSource(sp.csr_matrix(X) if sparse else X)
     open_lanes(w)
     for lane in order:
-        square_lane(rows, w, pi, nj, lane, lanes, step, weight, step * l1, 1 + step * l2,
-                    Halt())
+        square_lane(rows, w, pi, nj, Lanes(lanes), lane,
+                    SquareStep(step, weight, step * l1, 1 + step * l2))
     close_lanes(w)
     _close(w.coef(), lane_square_prox_pair_steps(X, pi, nj, lanes, order, step, weight, l1, l2))
 
@@ -322,7 +383,7 @@ def test_lanes_hold_folds_until_refold_between_blocks():
     assert w.scale == 1.0
     w2 = Weights(np.zeros((X.shape[1], 2)), scale=1.02e-4, averaging=True)
     open_lanes(w2)
-    hinge_lane(RowSource(X), w2, pi, nj, 0, 1, HingeProx(), Schedule(0.05, 3.0, 2, 3), Halt())
+    sgd_lane(RowSource(X), w2, pi, nj, Lanes(1), 0, HingeProx(), Schedule(0.05, 3.0, 2, 3))
     assert w2.scale < 1e-4 and w2.fold_due  # left the band inside the block: held
     ref_w, ref_avg = hinge_pair_steps(X, pi, nj, 0.05, 3.0, 2, "prox", 3)
     close_lanes(w2)  # the held fold, then the norm
@@ -335,21 +396,21 @@ def test_a_lane_refuses_pairs_and_lanes_out_of_range():
     X, y = _data()
     w = Weights(np.zeros((X.shape[1], 1)))
     with pytest.raises(IndexError, match="outside"):
-        hinge_lane(RowSource(X), w, np.array([0, 60]), np.array([1, 1]), 0, 2, Subgradient(),
-                   Schedule(0.1, 1.0, 1), Halt())
+        sgd_lane(RowSource(X), w, np.array([0, 60]), np.array([1, 1]), Lanes(2), 0,
+                 Subgradient(), Schedule(0.1, 1.0, 1))
     with pytest.raises(ValueError, match="lane 2 out of range"):
-        hinge_lane(RowSource(X), w, np.array([0]), np.array([1]), 2, 2, Subgradient(),
-                   Schedule(0.1, 1.0, 1), Halt())
+        sgd_lane(RowSource(X), w, np.array([0]), np.array([1]), Lanes(2), 2, Subgradient(),
+                 Schedule(0.1, 1.0, 1))
 
 
 def test_a_halted_lane_stops_at_once():
     X, y = _data()
     pi, nj = _draws(y, 300)
     w = Weights(np.zeros(X.shape[1]))
-    halt = Halt()
+    halt = Lanes(1)
     halt.set()
     sched = Schedule(0.1, 1.0, 1)
-    hinge_lane(RowSource(X), w, pi, nj, 0, 1, Subgradient(), sched, halt)
+    sgd_lane(RowSource(X), w, pi, nj, halt, 0, Subgradient(), sched)
     assert sched.t == 0 and not w.coef().any()
 
 

@@ -53,9 +53,9 @@ Numerical guards of the SCW closed form (shared by CBR and CBR-diag):
 
 The rules write the ranking vector's coordinates themselves (the SCW update couples
 ``mu_i`` with its variance ``1/G_i``; OAM's ``w_i += c (x_i - b_i)`` is rounded as
-one step): through the primitive's state pointer, after ``touch`` (the call's undo
-journal), keeping its ``||w||^2`` current. They need ``scale == 1`` (they never
-rescale).
+one step): through the primitive's write methods, ``touch`` (the call's undo
+journal), ``put`` and ``moved`` (its ``||w||^2``), the variance in the rule's own
+column of the state. They need ``scale == 1`` (they never rescale).
 """
 import numpy as np
 
@@ -189,9 +189,9 @@ cdef class _ScatterRule(ArrivalRule):
     :meth:`against` visits the buffered rows in turn: :meth:`pair_stats` gives ``m =
     y w.z`` and ``v = z' D z`` (or skips the pair), :meth:`pair` updates the model.
     """
-    cdef double* v
+    cdef const double* v    # the weights' column 0, read here (written by Weights.put)
     cdef Py_ssize_t vs
-    cdef double* var
+    cdef double* var        # the rule's column of the weights (CBR-diag's variance)
     cdef double* xd
     cdef double* bd
 
@@ -299,11 +299,11 @@ cdef int apply_pair(_ScatterRule r, Arrival* a, double c, double gain, const dou
     cdef Py_ssize_t k, i, j
     cdef const double* xv = a.xv
     cdef const int32_t* xi = a.xi
-    cdef double* v = r.v
+    cdef const double* v = r.v
     cdef double* var = r.var
     cdef double* bd = r.bd
     cdef Py_ssize_t vs = r.vs
-    cdef double z, bk, sk, snew, dw, old, new, dx = 0.0, dxx = 0.0, dv = 0.0
+    cdef double z, bk, sk, snew, dw, dx = 0.0, dxx = 0.0, dv = 0.0
     r.w.touch(xi, a.nx)
     r.w.touch(bi, nb)
     scatter(bd, 1, bv, bi, nb)
@@ -320,10 +320,7 @@ cdef int apply_pair(_ScatterRule r, Arrival* a, double c, double gain, const dou
             dxx += (snew - sk) * xv[k] * xv[k]
         else:
             dw = c * z
-        old = v[j]
-        new = old + dw
-        v[j] = new
-        dv += (new - old) * (new + old)
+        dv += r.w.put(i, v[j] + dw)
         dx += dw * xv[k]
     for k in range(nb):
         i = bi[k]
@@ -332,16 +329,13 @@ cdef int apply_pair(_ScatterRule r, Arrival* a, double c, double gain, const dou
             continue
         bd[i] = 0.0
         j = i * vs
-        old = v[j]
         if var != NULL:
             sk = var[j]
-            new = old - c * bk * sk
+            dv += r.w.put(i, v[j] - c * bk * sk)
             var[j] = sk / (1.0 + gain * bk * bk * sk)
         else:
-            new = old - c * bk
-        v[j] = new
-        dv += (new - old) * (new + old)
-    r.w.vsq += dv
+            dv += r.w.put(i, v[j] - c * bk)
+    r.w.moved(dv)
     a.wx += dx
     a.xgx += dxx
     r.n_updates += 1
@@ -474,7 +468,7 @@ cdef class CbrDiag(_ScatterRule):
             raise ValueError("CbrDiag needs weights with a variance column (d, 2)")
         self.scw = scw
         self.printed = printed
-        self.var = self.v + 1
+        self.var = w.column(1)
 
     cdef bint pair_stats(self, Arrival* a, const double* bv, const int32_t* bi,
                          Py_ssize_t nb, double sqb, double* m, double* v) noexcept nogil:

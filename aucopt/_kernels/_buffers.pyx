@@ -53,30 +53,35 @@ cdef class Buffers:
     n_features : int
     reservoir : bool
         Reservoir sampling (Alg. 5) if true, FIFO otherwise.
-    count, seen, head : int64 arrays of shape (2,)
-        Rows held, rows received (M^t of Alg. 4) and the FIFO head, per class.
-    arrival : int64 array of shape (2 capacity,)
-        Arrival index of the row in each slot (-1: empty).
-    sqnorm : float64 array of shape (2 capacity,)
-        Squared norm of the row in each slot.
-    rows : float64 array of shape (2 capacity, n_features), optional
-        The dense block (dense layout).
-    start, nnz : int64 arrays of shape (2 capacity,), optional
-        Where each slot's row lies in the pool (sparse layout).
-    values, indices : float64 / int32 arrays, optional
-        The pool (sparse layout); replaced by :meth:`repack`.
-    top : int
-        First free position of the pool.
+    state : mapping
+        The buffers' state by name:
+
+        * ``count``, ``seen``, ``head``: int64 arrays of shape (2,): rows held, rows
+          received (M^t of Alg. 4) and the FIFO head, per class;
+        * ``arrival``: int64 array of shape (2 capacity,): the arrival index of the
+          row in each slot (-1: empty);
+        * ``sqnorm``: float64 array of shape (2 capacity,): each slot's squared norm;
+        * ``rows``: float64 array of shape (2 capacity, n_features): the dense block
+          (dense layout), or
+        * ``start``, ``nnz``: int64 arrays of shape (2 capacity,): where each slot's
+          row lies in the pool, ``values``, ``indices``: float64 / int32 arrays, the
+          pool (replaced by :meth:`repack`), and ``top``: the first free position of
+          the pool (sparse layout).
     journal : Journal or None
         Undo journal of ``rows`` (dense layout, journaled calls).
 
     Every array is updated in place.
     """
 
-    def __cinit__(self, Py_ssize_t capacity, Py_ssize_t n_features, bint reservoir, *,
-                  count not None, seen not None, head not None, arrival not None,
-                  sqnorm not None, rows=None, start=None, nnz=None, values=None,
-                  indices=None, int64_t top=0, Journal journal=None):
+    def __cinit__(self, Py_ssize_t capacity, Py_ssize_t n_features, bint reservoir, state,
+                  Journal journal=None):
+        count, seen, head = state["count"], state["seen"], state["head"]
+        arrival, sqnorm = state["arrival"], state["sqnorm"]
+        rows, start, nnz = state.get("rows"), state.get("start"), state.get("nnz")
+        values, indices = state.get("values"), state.get("indices")
+        cdef int64_t top = state.get("top", 0)
+        if any(a is None for a in (count, seen, head, arrival, sqnorm)):
+            raise ValueError("count, seen, head, arrival and sqnorm must be arrays")
         cdef int64_t[::1] count_v = count
         cdef int64_t[::1] seen_v = seen
         cdef int64_t[::1] head_v = head

@@ -146,15 +146,50 @@ cdef double project_primal(const Ball* B, double* rho, double* a, double* b) noe
     return t_lo
 
 
-def py_project_primal(double K, double EW, double EE, double da, double db, double a1,
-                      double b1, double R, double Rk, double r):
-    """Python access to :func:`project_primal` (tests): returns ``(t, rho, a, b)``."""
-    cdef Ball B = Ball(K, EW, EE, da, db, a1, b1, R, Rk, r)
+def py_project_primal(ball):
+    """Python access to :func:`project_primal` (tests): ``ball`` maps the fields of
+    the projection (``K``, ``EW``, ``EE``, ``da``, ``db``, ``a1``, ``b1``, ``R``,
+    ``Rk``, ``r``, as the ``Ball`` struct) to floats; returns ``(t, rho, a, b)``."""
+    cdef Ball B = Ball(ball["K"], ball["EW"], ball["EE"], ball["da"], ball["db"],
+                       ball["a1"], ball["b1"], ball["R"], ball["Rk"], ball["r"])
     cdef double rho = 1.0, a = 0.0, b = 0.0, t
-    if not (r > 0.0 and R > 0.0 and Rk >= 0.0 and K >= 0.0 and EE >= 0.0):
+    if not (B.r > 0.0 and B.R > 0.0 and B.Rk >= 0.0 and B.K >= 0.0 and B.EE >= 0.0):
         raise ValueError("need r > 0, R > 0, Rk >= 0, K >= 0 and EE >= 0")
     t = project_primal(&B, &rho, &a, &b)
     return t, rho, a, b
+
+
+cdef class StagePoint:
+    """A point ``(w, a, b, alpha)`` of FSAUC's saddle problem (a stage's centre)."""
+    cdef readonly object w
+    cdef readonly double a
+    cdef readonly double b
+    cdef readonly double alpha
+
+    def __init__(self, w, double a=0.0, double b=0.0, double alpha=0.0):
+        self.w = np.array(w, dtype=np.float64)  # a private copy
+        if self.w.ndim != 1:
+            raise ValueError(f"w must be 1-d, got shape {self.w.shape}")
+        self.a, self.b, self.alpha = a, b, alpha
+
+
+cdef class StageSteps:
+    """A stage's step ``eta`` and sets: ``Omega1 = {||w|| <= R, |a|, |b| <= R kappa}``,
+    ``Omega2 = {|alpha| <= 2 R kappa}``, the ball of radius ``r`` around the centre
+    in ``(w, a, b)`` and ``[alpha1 - D, alpha1 + D]`` for ``alpha`` (``D`` may be inf)."""
+    cdef readonly double eta
+    cdef readonly double R
+    cdef readonly double kappa
+    cdef readonly double r
+    cdef readonly double D
+
+    def __init__(self, double eta, double R, double kappa, double r, double D):
+        if not (R > 0.0 and R < np.inf and kappa > 0.0 and kappa < np.inf):
+            raise ValueError(f"need finite R > 0 and kappa > 0, got R={R!r}, kappa={kappa!r}")
+        if not (r > 0.0 and r < np.inf and D > 0.0 and eta >= 0.0 and eta < np.inf):
+            raise ValueError(f"need finite r > 0, D > 0 and finite eta >= 0, got r={r!r}, "
+                             f"D={D!r}, eta={eta!r}")
+        self.eta, self.R, self.kappa, self.r, self.D = eta, R, kappa, r, D
 
 
 def _buffer(buf, shape, name):
@@ -170,23 +205,21 @@ def _buffer(buf, shape, name):
 
 
 def fsauc_stage(RowSource X, const double[::1] y, const int64_t[::1] order,
-                centre, double a1, double b1, double alpha1,
-                double eta, double R, double kappa, double r, double D,
-                work=None, sums=None):
+                StagePoint start not None, StageSteps steps not None, work=None, sums=None):
     """One PDSG stage of FSAUC over the rows ``X[order]`` (Liu et al. 2018, Alg. 2).
 
-    Starts at ``(w, a, b, alpha) = (centre, a1, b1, alpha1)``; per step, with
-    ``p`` the stage's positive rate so far (this row included) and ``F`` the
-    saddle function of Ying et al. (2016)::
+    Starts at ``(w, a, b, alpha) = start`` (the centre ``(w1, a1, b1, alpha1)``); per
+    step, with ``p`` the stage's positive rate so far (this row included), ``F`` the
+    saddle function of Ying et al. (2016) and ``eta``, ``r``, ``D``, ``Omega1``,
+    ``Omega2`` of ``steps``::
 
-        (w, a, b) <- P_{Omega1 ∩ Ball((centre, a1, b1), r)}((w, a, b) - eta grad_{w,a,b} F)
+        (w, a, b) <- P_{Omega1 ∩ Ball((w1, a1, b1), r)}((w, a, b) - eta grad_{w,a,b} F)
         alpha     <- P_{Omega2 ∩ [alpha1 - D, alpha1 + D]}(alpha + eta grad_alpha F)
-        Omega1 = {||w|| <= R, |a|, |b| <= R kappa},  Omega2 = {|alpha| <= 2 R kappa}
 
-    ``D`` may be ``inf`` (no ball for ``alpha``). The centre must lie in Omega1
-    and ``alpha1`` in Omega2. ``work`` (shape (n_features, 2)) and ``sums``
-    (shape (2, n_features)), C-contiguous float64, are optional buffers the
-    stage overwrites (a driver reuses them: fresh large arrays cost page faults).
+    The centre must lie in Omega1 and ``alpha1`` in Omega2. ``work`` (shape
+    (n_features, 2)) and ``sums`` (shape (2, n_features)), C-contiguous float64, are
+    optional buffers the stage overwrites (a driver reuses them: fresh large arrays
+    cost page faults).
 
     Returns
     -------
@@ -211,14 +244,16 @@ def fsauc_stage(RowSource X, const double[::1] y, const int64_t[::1] order,
     cdef const double* vals
     cdef const int32_t* ind
     cdef double K, EW = 0.0, EE = 0.0, sigma = 0.0, sum_sigma = 0.0
+    cdef double a1 = start.a, b1 = start.b, alpha1 = start.alpha
+    cdef double eta = steps.eta, R = steps.R, r = steps.r, D = steps.D
     cdef double a = a1, b = b1, alpha = alpha1, sum_a = 0.0, sum_b = 0.0
     cdef double n_pos = 0.0, n_neg = 0.0, p, xw1, ex, sx, c, da, db, dalpha, g
-    cdef double rho = 1.0, t, f, ee_new, Rk = R * kappa
+    cdef double rho = 1.0, t, f, ee_new, Rk = R * steps.kappa
     cdef double lo, hi
     cdef Ball B
     cdef Weights e, w1, sum_neg, sum_pos
-    centre = np.array(centre, dtype=np.float64)  # a private copy, read through w1
-    if centre.ndim != 1 or centre.shape[0] != d:
+    centre = start.w  # read through w1
+    if centre.shape[0] != d:
         raise ValueError(f"centre has shape {centre.shape} for {d} features")
     if y.shape[0] != X.n_rows:
         raise ValueError(f"y has {y.shape[0]} labels for {X.n_rows} rows")
@@ -227,11 +262,6 @@ def fsauc_stage(RowSource X, const double[::1] y, const int64_t[::1] order,
     idx = np.asarray(order)
     if idx.min() < 0 or idx.max() >= X.n_rows:
         raise ValueError(f"order holds row indices outside [0, {X.n_rows})")
-    if not (R > 0.0 and R < np.inf and kappa > 0.0 and kappa < np.inf):
-        raise ValueError(f"need finite R > 0 and kappa > 0, got R={R!r}, kappa={kappa!r}")
-    if not (r > 0.0 and r < np.inf and D > 0.0 and eta >= 0.0 and eta < np.inf):
-        raise ValueError(f"need finite r > 0, D > 0 and finite eta >= 0, got r={r!r}, "
-                         f"D={D!r}, eta={eta!r}")
     w1 = Weights(centre)  # scale 1: w1.dot is the plain row sum
     K = w1.sqnorm()
     if not (K <= R * R * (1.0 + 1e-9) and abs(a1) <= Rk and abs(b1) <= Rk

@@ -133,8 +133,10 @@ def _csr_index_arrays(X):
     return _index_array(indptr), _index_array(indices)
 
 
-def _scan(indptr, indices, Py_ssize_t n_features, data, out_ind, out_ptr, norms,
-          bint write_ind, bint write_ptr, bint with_norms):
+cdef int _scan(indptr, indices, Py_ssize_t n_features, data, out_ind, out_ptr, norms,
+               bint write_ind, bint write_ptr, bint with_norms) except -1:
+    """The CSR scan of this module's entry points (not one itself): checks, and the
+    outputs the flags ask for."""
     cdef int64_t where = 0
     cdef int status
     cdef const double[::1] data_view = data
@@ -165,6 +167,7 @@ def _scan(indptr, indices, Py_ssize_t n_features, data, out_ind, out_ptr, norms,
         raise ValueError("malformed CSR matrix: " + _CSR_ERRORS[status].format(
             row=where, value=indptr[0]) + "; rebuild it with "
             "scipy.sparse.csr_matrix((data, indices, indptr), shape=...)")
+    return 0
 
 
 def csr_status(X):

@@ -28,7 +28,7 @@ from libc.stdint cimport int32_t, int64_t
 from aucopt._kernels._interrupt cimport poll
 from aucopt._kernels._pairs cimport gather
 from aucopt._kernels._rows cimport RowSource
-from aucopt._kernels._square cimport ClassSums, array_data, check_rows
+from aucopt._kernels._stats cimport ClassSums, array_data, check_rows
 from aucopt._kernels._weights cimport Weights
 
 
@@ -71,7 +71,7 @@ cdef inline double clip(double x, double lim) noexcept nogil:
 cdef class SolamState:
     """SOLAM's scalar state: steps ``t``, positives seen ``n_pos``, the current
     ``a``, ``b``, ``alpha`` and their gamma-weighted averages (the weights of the
-    average are the primitive's ``avg_q``)."""
+    average are the primitive's ``avg_q``). Keyword arguments only."""
 
     cdef public int64_t t
     cdef public int64_t n_pos
@@ -82,7 +82,7 @@ cdef class SolamState:
     cdef public double b_avg
     cdef public double alpha_avg
 
-    def __init__(self, int64_t t=0, int64_t n_pos=0, double a=0.0, double b=0.0,
+    def __init__(self, *, int64_t t=0, int64_t n_pos=0, double a=0.0, double b=0.0,
                  double alpha=0.0, double a_avg=0.0, double b_avg=0.0, double alpha_avg=0.0):
         if t < 0 or not 0 <= n_pos <= t:
             raise ValueError("SolamState needs 0 <= n_pos <= t")
@@ -158,7 +158,8 @@ cdef class SpamSchedule:
     the prox divides by ``1 + eta_t lam`` and soft-thresholds at
     ``eta_t lam1``. ``p`` is the positive rate, ``a = w.m+`` and ``b = w.m-`` the
     inner variables, kept up to date by the loops; ``t`` counts
-    steps.
+    steps. A schedule starts at ``t = 0``, ``a = b = 0``; :meth:`resume` continues
+    a stored one.
     """
 
     cdef public int64_t t
@@ -172,13 +173,21 @@ cdef class SpamSchedule:
     cdef public double b
 
     def __init__(self, double eta, double lam, double lam1, double t0, bint invsqrt,
-                 double p, int64_t t=0, double a=0.0, double b=0.0):
-        if not (eta > 0.0 and lam >= 0.0 and lam1 >= 0.0 and t0 >= 0.0 and t >= 0
+                 double p):
+        if not (eta > 0.0 and lam >= 0.0 and lam1 >= 0.0 and t0 >= 0.0
                 and 0.0 <= p <= 1.0) or (lam == 0.0 and not invsqrt):
-            raise ValueError("SpamSchedule needs eta > 0, lam1, t0, t >= 0, p in [0, 1] "
+            raise ValueError("SpamSchedule needs eta > 0, lam1, t0 >= 0, p in [0, 1] "
                              "and lam > 0 unless invsqrt")
         self.eta, self.lam, self.lam1, self.t0, self.invsqrt = eta, lam, lam1, t0, invsqrt
-        self.p, self.t, self.a, self.b = p, t, a, b
+        self.p = p
+
+    def resume(self, int64_t t, double a, double b):
+        """Continue after ``t`` steps with the inner variables ``a``, ``b``; returns
+        the schedule."""
+        if t < 0:
+            raise ValueError(f"t must be >= 0, got {t}")
+        self.t, self.a, self.b = t, a, b
+        return self
 
     cdef inline double next_rate(self) noexcept nogil:
         """Advance ``t`` and return ``eta_t``."""

@@ -5,12 +5,11 @@ Every loop reads rows through the shared :class:`RowSource` (dense and CSR rows 
 one form, so both give the same bits) and keeps the ranking vector in the weight
 primitive :class:`aucopt._kernels._weights.Weights`:
 
-* :class:`ClassSums` -- per-class row counts and sums (also used by the saddle-point
-  kernels), updated in place through an optional undo journal;
 * :func:`opauc_steps` -- OPAUC (Gao et al. 2013, Alg. 1, eqs. 3-5) and AdaOAM
   (Ding et al. 2015): the exact square-loss gradient from the opposite class's sum
   and sum of outer products (:class:`Covariances`; upper triangle, rank-1 update
-  over the row's nonzeros, O(nnz^2)), the covariance product through BLAS ``dsymv``
+  over the row's nonzeros, O(nnz^2); the class sums are
+  :class:`aucopt._kernels._stats.ClassSums`), the covariance product through BLAS ``dsymv``
   (O(d^2)) on the dense view of the weights (``dense_begin`` / ``dense_end``); the
   step is a :class:`GradientStep` (OPAUC) or an :class:`AdaGradStep` (AdaOAM, its
   accumulator in the weights' column 1);
@@ -23,8 +22,6 @@ primitive :class:`aucopt._kernels._weights.Weights`:
 # N = Natole's PhD thesis on stochastic AUC maximization
 import numpy as np
 
-from cpython.buffer cimport (PyBUF_C_CONTIGUOUS, PyBUF_FORMAT, PyBUF_WRITABLE,
-                            PyBuffer_Release, PyObject_GetBuffer)
 from libc.math cimport exp, sqrt
 from libc.stdint cimport int32_t, int64_t
 from libc.stdlib cimport free, malloc
@@ -34,97 +31,13 @@ from aucopt._kernels._interrupt cimport poll
 from aucopt._kernels._journal cimport Journal, touch_rows
 from aucopt._kernels._pairs cimport gather
 from aucopt._kernels._rows cimport RowSource
+from aucopt._kernels._stats cimport ClassSums, array_data, check_rows
 from aucopt._kernels._weights cimport Weights
 
 cdef double EXP_CLIP = 30.0
 
 
-cdef double* array_data(object array, tuple shape, str name) except NULL:
-    """Pointer to the data of a writable C-contiguous float64 ``array`` of exactly
-    ``shape`` (the caller keeps ``array`` alive)."""
-    cdef Py_buffer view
-    cdef Py_ssize_t k
-    cdef bint ok
-    if type(array) is not np.ndarray:
-        raise ValueError(f"{name} must be a float64 array of shape {shape}, got "
-                         f"{type(array).__name__}")
-    try:
-        PyObject_GetBuffer(array, &view, PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE | PyBUF_FORMAT)
-    except (BufferError, ValueError) as exc:
-        raise ValueError(f"{name} must be a writable C-contiguous array ({exc})") from None
-    ok = (view.format[0] == b'd' and view.format[1] == 0 and view.ndim == len(shape)
-          and view.len > 0)
-    for k in range(view.ndim if ok else 0):
-        ok = ok and view.shape[k] == shape[k]
-    PyBuffer_Release(&view)
-    if not ok:
-        raise ValueError(f"{name} must be a non-empty float64 array of shape {shape}, got "
-                         f"{array.dtype} {array.shape}")
-    return <double*>view.buf
-
-
-cdef int check_rows(RowSource X, const double[::1] y, Py_ssize_t n_features) except -1:
-    """Labels for every row, and rows of the state's width."""
-    if y.shape[0] != X.n_rows:
-        raise ValueError(f"{X.n_rows} rows but {y.shape[0]} labels")
-    if X.n_features != n_features:
-        raise ValueError(f"rows have {X.n_features} features, the model {n_features}")
-    return 0
-
-
 # ----------------------------------------------------------------------------- statistics
-
-
-cdef class ClassSums:
-    """Per-class row counts and sums (index 0 = negative, 1 = positive), in place.
-
-    Parameters
-    ----------
-    count : ndarray of shape (2,), float64
-    sums : ndarray of shape (2, n_features), float64, C-contiguous
-        Both are updated in place.
-    journal : Journal or None
-        Undo journal of ``sums`` with one value per journal row (``width=1``): a
-        coordinate is saved before its first write.
-    """
-
-    def __cinit__(self, count not None, sums not None, Journal journal=None):
-        d = sums.shape[1] if getattr(sums, "ndim", 0) == 2 else 0
-        self.count = array_data(count, (2,), "count")
-        self.sums = array_data(sums, (2, d), "sums")
-        if journal is not None and (journal.width != 1 or journal.n_rows != 2 * d):
-            raise ValueError("the journal of the class sums needs one row per value")
-        self.n_features = d
-        self.journal = journal
-        self._refs = (count, sums)
-
-    cdef int add(self, int cls, const double* vals, const int32_t* ind,
-                 Py_ssize_t nnz) except -1 nogil:
-        """Count the row in class ``cls`` and add it to the class's sum."""
-        cdef Py_ssize_t k
-        cdef double* s = self.sums + cls * self.n_features
-        touch_rows(self.journal, ind, nnz, cls * self.n_features)
-        self.count[cls] += 1.0
-        for k in range(nnz):
-            s[ind[k]] += vals[k]
-        return 0
-
-    cdef double dot(self, int cls, const double* vals, const int32_t* ind,
-                    Py_ssize_t nnz) noexcept nogil:
-        """``x . s_cls``."""
-        return gather(self.sums + cls * self.n_features, 1, vals, ind, nnz)
-
-    def add_rows(self, RowSource X, const double[::1] y):
-        """Add every row of ``X`` to its class (labels in {-1, +1}), in row order."""
-        cdef Py_ssize_t i, nnz, work = 0
-        cdef const double* vals
-        cdef const int32_t* ind
-        check_rows(X, y, self.n_features)
-        with nogil:
-            for i in range(X.n_rows):
-                nnz = X.row(i, &vals, &ind)
-                self.add(1 if y[i] > 0 else 0, vals, ind, nnz)
-                poll(&work, nnz + 1)
 
 
 def stored_entries(RowSource X):
@@ -411,9 +324,11 @@ cdef class Sketch:
     with ``u`` the :class:`Weights` of the call, ``a_c`` = ``coef`` (2, tau) and
     ``b_c`` = ``sum_coef`` (2,), together with the products a step reads:
     ``sketch_w[c] = Z_c^T u``, ``sum_w[c] = s_c . u``, ``sketch_sum[c, e] = Z_c^T s_e``,
-    ``gram[c, e] = Z_c^T Z_e`` and ``sum_gram[c, e] = s_c . s_e``. Every array is
-    the learner's, updated in place; ``journal`` (rows of width tau over the
-    (2 d, tau) sketch) saves the sketch rows a call writes.
+    ``gram[c, e] = Z_c^T Z_e`` and ``sum_gram[c, e] = s_c . s_e``. ``arrays`` maps
+    these names (``sketch``, ``q``, ``coef``, ``sum_coef``, ``sketch_w``, ``sum_w``,
+    ``sketch_sum``, ``gram``, ``sum_gram``) to the learner's arrays, updated in
+    place; ``journal`` (rows of width tau over the (2 d, tau) sketch) saves the
+    sketch rows a call writes.
     """
 
     cdef ClassSums stats
@@ -431,26 +346,26 @@ cdef class Sketch:
     cdef Journal journal
     cdef object _refs
 
-    def __init__(self, ClassSums stats not None, *, sketch, q, coef, sum_coef, sketch_w,
-                 sum_w, sketch_sum, gram, sum_gram, Journal journal=None):
+    def __init__(self, ClassSums stats not None, arrays, Journal journal=None):
         d = stats.n_features
+        sketch = arrays["sketch"]
         tau = sketch.shape[2] if getattr(sketch, "ndim", 0) == 3 else 0
         self.Z = array_data(sketch, (2, d, tau), "sketch")
-        self.q = array_data(q, (2, tau), "q")
-        self.a = array_data(coef, (2, tau), "coef")
-        self.b = array_data(sum_coef, (2,), "sum_coef")
-        self.zw = array_data(sketch_w, (2, tau), "sketch_w")
-        self.sw = array_data(sum_w, (2,), "sum_w")
-        self.zs = array_data(sketch_sum, (2, 2, tau), "sketch_sum")
-        self.gram = array_data(gram, (2, 2, tau, tau), "gram")
-        self.ss = array_data(sum_gram, (2, 2), "sum_gram")
+        self.q = array_data(arrays["q"], (2, tau), "q")
+        self.a = array_data(arrays["coef"], (2, tau), "coef")
+        self.b = array_data(arrays["sum_coef"], (2,), "sum_coef")
+        self.zw = array_data(arrays["sketch_w"], (2, tau), "sketch_w")
+        self.sw = array_data(arrays["sum_w"], (2,), "sum_w")
+        self.zs = array_data(arrays["sketch_sum"], (2, 2, tau), "sketch_sum")
+        self.gram = array_data(arrays["gram"], (2, 2, tau, tau), "gram")
+        self.ss = array_data(arrays["sum_gram"], (2, 2), "sum_gram")
         if journal is not None and (journal.width != tau or journal.n_rows != 2 * d):
             raise ValueError("the journal of the sketch needs rows of width tau")
         self.stats = stats
         self.n_features = d
         self.tau = tau
         self.journal = journal
-        self._refs = (sketch, q, coef, sum_coef, sketch_w, sum_w, sketch_sum, gram, sum_gram)
+        self._refs = dict(arrays)
 
     cdef void products(self, const double* vals, const int32_t* ind, Py_ssize_t nnz,
                        double* xz, double* xs) noexcept nogil:
@@ -482,11 +397,11 @@ cdef class Sketch:
 # OPAUCr (Gao et al. 2013, eqs. 6-11), corrected: the sketch is scaled by 1/sqrt(tau)
 # (so E[R R^T] = I), and centred as ``Z - c q^T`` (the printed ``c 1^T R / T`` is off
 # by a factor T)
-def opaucr_steps(RowSource X, const double[::1] y, Py_ssize_t start, Py_ssize_t stop,
+def opaucr_steps(RowSource X, const double[::1] y, Py_ssize_t start,
                  const double[:, ::1] rho, Weights w, Sketch sk not None, double eta,
                  double lam):
-    """OPAUCr steps on rows ``start .. stop - 1`` of ``X`` (Gao et al. 2013, Sec. 3,
-    eqs. 6-11).
+    """OPAUCr steps on rows ``start .. start + len(rho) - 1`` of ``X`` (Gao et al.
+    2013, Sec. 3, eqs. 6-11).
 
     ``rho[i - start]`` is row ``i``'s draw from N(0, I/tau) (scale 1/sqrt(tau), so
     E[R R^T] = I). The covariance estimate is the centred sketch::
@@ -519,13 +434,14 @@ def opaucr_steps(RowSource X, const double[::1] y, Py_ssize_t start, Py_ssize_t 
     cdef double yt, xx, xw, ra, wx, ws, T, cw, kdiff, qu, shrink, step
     cdef int c, o
     cdef ClassSums stats = sk.stats
+    cdef Py_ssize_t stop = start + rho.shape[0]
     check_rows(X, y, d)
     if w.n_features != d:
         raise ValueError("the weights and the sketch differ in the number of features")
     if not 0 <= start <= stop <= X.n_rows:
         raise ValueError(f"rows {start}..{stop} are outside 0..{X.n_rows}")
-    if rho.shape[0] != stop - start or rho.shape[1] != tau:
-        raise ValueError(f"rho must have shape ({stop - start}, {tau})")
+    if rho.shape[1] != tau:
+        raise ValueError(f"rho must have {tau} columns, got {rho.shape[1]}")
     if not X.has_norms:
         raise ValueError("opaucr_steps needs a RowSource with row norms")
     xz = <double*>malloc(3 * tau * sizeof(double))

@@ -43,6 +43,27 @@ cdef class Weights:
     cdef double* dense_begin(self) except NULL nogil
     cdef void dense_end(self) noexcept nogil
 
+    # writes of a rule that updates coordinates itself (scale 1): journal the rows
+    # first (touch), set v_i with put, report the summed changes of sum v^2 with moved
+    cdef inline double put(self, Py_ssize_t i, double value) noexcept nogil:
+        """``v_i <- value`` (row ``i`` journaled by :meth:`touch` first); returns the
+        change of ``sum v^2``, which the caller sums over its writes for :meth:`moved`."""
+        cdef double* p = self.v + i * self.stride
+        cdef double old = p[0]
+        p[0] = value
+        return (value - old) * (value + old)
+
+    cdef inline void moved(self, double dv) noexcept nogil:
+        """Add the summed changes of :meth:`put` to the maintained ``||v||^2`` (left
+        alone while ``shared``, as :meth:`add` does)."""
+        if not self.shared:
+            self.vsq += dv
+
+    cdef inline double* column(self, Py_ssize_t k) noexcept nogil:
+        """Column ``k >= 1`` of the state (a rule's per-coordinate values, ``stride``
+        apart), which the rule reads and writes itself after :meth:`touch`."""
+        return self.v + k
+
 
 cdef class ElasticNetWeights:
     cdef double* a

@@ -327,7 +327,7 @@ cdef class Weights:
 
 
 def row_dot(w, RowSource rows, Py_ssize_t i):
-    """``w . x_i`` for a :class:`Weights` or :class:`ElasticNetWeights` ``w`` (at its
+    """``w.x_i`` for a :class:`Weights` or :class:`ElasticNetWeights` ``w`` (at its
     current step), ``i`` checked against the rows (for tests and tools)."""
     cdef const double* vals
     cdef const int32_t* ind

@@ -13,6 +13,7 @@ import math
 import numpy as np
 
 from aucopt._docs import docstring, fill
+from aucopt._kernels._ranksvm import dot
 from aucopt._kernels._weights import ElasticNetWeights, Weights
 from aucopt._state import Array, Scalar
 from aucopt.validation import (auto_or_positive, check_count, check_positive, check_seed,
@@ -281,11 +282,11 @@ class WeightsModel(_CoefFromState):
     def _set_weights(self, w=None, total=None, q=0.0, columns=None):
         """A new weight state holding ``w`` (None: the current iterate), a running
         average of sum ``total`` over snapshots of total weight ``q``, and state
-        columns ``{k: column}`` (the others are kept); scale 1."""
+        columns ``{k: column}`` (the others are kept); scale 1, ``||w||^2`` kept.
+        Learners that compute ``w`` whole (a solver, a merge) write it through this."""
         old = self.weights_
         state = np.array(old, dtype=np.float64, order="C")
-        if w is None:
-            w = self._weights().coef()
+        w = self._weights().coef() if w is None else np.ascontiguousarray(w, np.float64)
         state[:, 0] = w
         if self._averaged:
             state[:, 1] = -total if q > 0 else 0.0  # the sum avg_c v - u at avg_c = 0
@@ -295,7 +296,7 @@ class WeightsModel(_CoefFromState):
             state[:, k] = column
         self.weights_ = state
         self.weights_scale_ = 1.0
-        self.weights_vsq_ = float(w @ w)
+        self.weights_vsq_ = float(dot(w, w))  # fixed order: the same on every CPU
 
 
 class ElasticNetModel(_CoefFromState):

@@ -109,7 +109,7 @@ import math
 
 import numpy as np
 
-from aucopt._kernels._fsauc import fsauc_stage
+from aucopt._kernels._fsauc import StagePoint, StageSteps, fsauc_stage
 from aucopt._kernels._rows import RowSource
 from aucopt.validation import check_count, check_positive, check_random_state
 
@@ -260,8 +260,8 @@ def fsauc_fit(X, y, *, R=10.0, G=None, n_passes=1, delta=0.1, kappa=None, random
         for key, value in (("eta", eta), ("radius", radius), ("D", D), ("beta", beta)):
             info[key].append(value)
         w_c, a_c, b_c, sums, counts, last, n_shrunk = fsauc_stage(
-            rows, y, order[k * n0:(k + 1) * n0], w_c, a_c, b_c, alpha_c, eta, R, kappa,
-            radius, D, work, sums)
+            rows, y, order[k * n0:(k + 1) * n0], StagePoint(w_c, a_c, b_c, alpha_c),
+            StageSteps(eta, R, kappa, radius, D), work, sums)
         # means of values in [-R kappa, R kappa]; the clip only removes rounding
         a_c, b_c = (min(max(v, -R * kappa), R * kappa) for v in (a_c, b_c))
         info["n_shrunk"].append(n_shrunk)

@@ -16,7 +16,6 @@ from aucopt.base import BaseLearner
 from aucopt.traits import Traits
 from aucopt.learners._common import (WeightsModel, auto_or_positive, document_weights,
                                      search_scale, weights_state)
-from aucopt._kernels._ranksvm import dot
 from aucopt.learners._prsvm import LINE_SEARCHES, PRSVMObjective, PRSVMSolver
 from aucopt.validation import check_choice, check_count, check_positive, check_X, check_y
 
@@ -170,8 +169,7 @@ class BAM(WeightsModel, BaseLearner):
         solver = self._solver
         self._step_info = (solver.f, solver.gnorm)
         solver.step()
-        self.weights_[:, 0] = solver.w
-        self.weights_vsq_ = float(dot(solver.w, solver.w))
+        self._set_weights(solver.w)
         self.objective_ = float(solver.f)
 
     def _progress(self):

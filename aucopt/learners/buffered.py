@@ -244,15 +244,16 @@ class _Buffered(WeightsModel, OnlineMixin, BaseLearner):
         common = {key[len("buffer_"):-1]: backup(a[key]) for key in _SLOT_ARRAYS}
         if "buffer_rows_" in a:
             return Buffers(self.buffer_size_, self._model_features(),
-                           self.buffer_policy_ == "reservoir", rows=a["buffer_rows_"],
-                           journal=tx.journal(a["buffer_rows_"]) if tx else None, **common)
+                           self.buffer_policy_ == "reservoir",
+                           dict(common, rows=a["buffer_rows_"]),
+                           journal=tx.journal(a["buffer_rows_"]) if tx else None)
         if tx:
             tx.track(_PoolTail(a["buffer_values_"], a["buffer_indices_"], a["buffer_top_"]))
         return Buffers(self.buffer_size_, self._model_features(),
                        self.buffer_policy_ == "reservoir",
-                       start=backup(a["buffer_start_"]), nnz=backup(a["buffer_nnz_"]),
-                       values=a["buffer_values_"], indices=a["buffer_indices_"],
-                       top=a["buffer_top_"], **common)
+                       dict(common, start=backup(a["buffer_start_"]),
+                            nnz=backup(a["buffer_nnz_"]), values=a["buffer_values_"],
+                            indices=a["buffer_indices_"], top=a["buffer_top_"]))
 
     # ---- merging
 

@@ -636,8 +636,7 @@ class NOAM(compose(_BufferOGD, Nystroem, renamed={"n_components": "n_landmarks"}
         super()._init_state(n_features)
         w0 = self.__dict__.pop("_w0", None)
         if w0 is not None:
-            self.weights_[:, 0] = w0
-            self.weights_vsq_ = float(w0 @ w0)
+            self._set_weights(w0)
 
 
 for _learner in (NBAM, FBAM, NASAM, FASAM, NPSAM, FCBR, FOAM, NOAM):

@@ -29,7 +29,7 @@ import numpy as np
 from aucopt._kernels._saddle import (DualStep, SolamState, SpamSchedule, centred_sqnorms,
                                      solam_steps, spam_l2_steps, spam_net_steps,
                                      spdam_dual)
-from aucopt._kernels._square import ClassSums
+from aucopt._kernels._stats import ClassSums
 from aucopt._kernels._weights import Weights, dense_scores
 from aucopt._docs import docstring
 from aucopt._state import Array, Generator, Scalar
@@ -240,8 +240,9 @@ class SOLAM(_Streaming):
 
     def _pass(self, rows, y, index):
         w = self._open_weights()
-        st = SolamState(self.t_, self.n_pos_, self.a_last_, self.b_last_, self.alpha_last_,
-                        self.a_, self.b_, self.alpha_)
+        st = SolamState(t=self.t_, n_pos=self.n_pos_, a=self.a_last_, b=self.b_last_,
+                        alpha=self.alpha_last_, a_avg=self.a_, b_avg=self.b_,
+                        alpha_avg=self.alpha_)
         solam_steps(rows, y, w, st, self.eta_, float(self.lam), self.R_, self.kappa_)
         self._store_weights(w)
         self.t_, self.n_pos_ = int(st.t), int(st.n_pos)
@@ -416,7 +417,8 @@ class SPAM(_Streaming):
         order = self.random_state_.permutation(rows.n_rows).astype(np.int64)
         w = self._open_weights()
         sched = SpamSchedule(float(self.eta), self.lam_, float(self.lam1), self.t0_,
-                             self.schedule == "invsqrt", float(p), self.t_, self.a_, self.b_)
+                             self.schedule == "invsqrt", float(p)).resume(self.t_, self.a_,
+                                                                         self.b_)
         if self.penalty == "elasticnet" and self.lam1 > 0:
             m = _means(counts, self.class_sum_)
             coef = w.coef()
@@ -815,8 +817,7 @@ class FSAUC(WeightsModel, BaseLearner):
         w, info = fsauc_fit(rows, y, R=self.R_, G=self.G, n_passes=passes,
                             delta=float(self.delta), random_state=self.random_state,
                             steps=self.steps)
-        self.weights_[:, 0] = w
-        self.weights_vsq_ = float(w @ w)
+        self._set_weights(w)
         self.n_stages_ = int(info["n_stages"])
         self.data_passes_ = passes
 

@@ -19,9 +19,10 @@ import numpy as np
 from scipy.linalg import cho_factor, cho_solve
 from scipy.linalg.blas import dsyr
 
-from aucopt._kernels._square import (AdaGradStep, ClassSums, Covariances, GradientStep,
-                                     Sketch, opauc_steps, opaucr_steps, sketch_coef,
-                                     sketch_scores, stored_entries, uniexp_steps)
+from aucopt._kernels._square import (AdaGradStep, Covariances, GradientStep, Sketch,
+                                     opauc_steps, opaucr_steps, sketch_coef, sketch_scores,
+                                     stored_entries, uniexp_steps)
+from aucopt._kernels._stats import ClassSums
 from aucopt._docs import docstring
 from aucopt._state import Array, Generator, Scalar
 from aucopt import driver
@@ -657,10 +658,11 @@ class OPAUCr(_Solvable, _OnePass):
     def _sketch(self, stats, journal_sketch=None, arrays=None):
         """The :class:`Sketch` over the learner's arrays (or ``arrays``)."""
         a = arrays or self.__dict__
-        return Sketch(stats, sketch=a["sketch_"], q=a["sketch_q_"], coef=a["sketch_coef_"],
-                      sum_coef=a["sum_coef_"], sketch_w=a["sketch_w_"], sum_w=a["sum_w_"],
-                      sketch_sum=a["sketch_sum_"], gram=a["sketch_gram_"],
-                      sum_gram=a["sum_gram_"], journal=journal_sketch)
+        return Sketch(stats, dict(sketch=a["sketch_"], q=a["sketch_q_"], coef=a["sketch_coef_"],
+                                  sum_coef=a["sum_coef_"], sketch_w=a["sketch_w_"],
+                                  sum_w=a["sum_w_"], sketch_sum=a["sketch_sum_"],
+                                  gram=a["sketch_gram_"], sum_gram=a["sum_gram_"]),
+                      journal=journal_sketch)
 
     def _view(self):
         """The sketch for reading (scores, ``coef_``); read-only arrays (a model
@@ -670,14 +672,15 @@ class OPAUCr(_Solvable, _OnePass):
         return self._sketch(ClassSums(a["class_count_"], a["class_sum_"]), arrays=a)
 
     def _draws(self, rng, n_rows):
-        """The Gaussian vectors of ``n_rows`` rows from ``rng``: ``(start, stop,
-        rho)`` in blocks of bounded memory (the stream does not depend on them)."""
+        """The Gaussian vectors of ``n_rows`` rows from ``rng``: ``(start, rho)``
+        (rows ``start .. start + len(rho) - 1``) in blocks of bounded memory (the
+        stream does not depend on them)."""
         tau = int(self.tau)
         block = max(1, min(DRAW_BLOCK, (1 << 22) // tau))
         scale = math.sqrt(tau)
         for start in range(0, n_rows, block):
             stop = min(start + block, n_rows)
-            yield start, stop, rng.standard_normal((stop - start, tau)) / scale
+            yield start, rng.standard_normal((stop - start, tau)) / scale
 
     def _segment_streams(self, sizes):
         """Generators for consecutive segments of ``sizes`` rows of one pass: the
@@ -699,8 +702,8 @@ class OPAUCr(_Solvable, _OnePass):
             tx.backup(self.__dict__[name])
         w = self._open_weights()
         sk = self._sketch(open_class_sums(self), tx.journal(self.sketch_, width=tau))
-        for start, stop, rho in self._draws(self.random_state_, rows.n_rows):
-            opaucr_steps(rows, y, start, stop, rho, w, sk, self.eta_, self.lam_)
+        for start, rho in self._draws(self.random_state_, rows.n_rows):
+            opaucr_steps(rows, y, start, rho, w, sk, self.eta_, self.lam_)
         self._store_weights(w)
         self.t_ += rows.n_rows
 

@@ -33,8 +33,8 @@ from dataclasses import replace
 
 import numpy as np
 
-from aucopt._kernels._pairwise import (Halt, HingeProx, Schedule, Subgradient, close_lanes,
-                                       hinge_lane, hinge_pairs, open_lanes, refold,
+from aucopt._kernels._pairwise import (HingeProx, Lanes, Schedule, SquareStep, Subgradient,
+                                       close_lanes, open_lanes, refold, sgd_lane, sgd_pairs,
                                        square_lane, square_prox_pairs)
 from aucopt._docs import docstring
 from aucopt._state import Generator, Scalar
@@ -84,29 +84,29 @@ def _lane_blocks(threads, limit):
 
 
 def _in_lanes(lane, threads):
-    """``lane(p, halt)`` for ``p < threads`` on as many threads at once (lane 0 in
+    """``lane(lanes, p)`` for ``p < threads`` on as many threads at once (lane 0 in
     this one, so that Ctrl-C reaches its kernel, which then halts the others); every
     thread has ended when this returns."""
-    halt = Halt()
+    lanes = Lanes(threads)
     failed = []
 
     def run(p):
         try:
-            lane(p, halt)
+            lane(lanes, p)
         except BaseException as exc:  # noqa: BLE001 -- re-raised in the caller
-            halt.set()
+            lanes.set()
             failed.append(exc)
 
     others = [threading.Thread(target=run, args=(p,), daemon=True) for p in range(1, threads)]
     try:
         for thread in others:
             thread.start()
-        lane(0, halt)
+        lane(lanes, 0)
     except BaseException:
-        halt.set()
+        lanes.set()
         raise
     finally:
-        _join(others, halt)
+        _join(others, lanes)
     if failed:
         raise failed[0]
 
@@ -180,7 +180,9 @@ class _PairwiseSGD(OnlineMixin, BaseLearner):
 
 
 class _HingeSGD(WeightsModel, _PairwiseSGD):
-    """SAM / ASAM / PSAM: pairwise hinge loss, SVMSGD2 schedule, optional averaging."""
+    """SAM / ASAM / PSAM: the kernel's pair loop with a pair rule (``_rule``: the
+    hinge's), SVMSGD2 schedule, optional averaging. The objective is ``lam/2
+    ||w||^2`` plus the mean pair loss ``_pair_loss`` (the traits' ``pair_loss``)."""
 
     _rule = Subgradient
     # n_epochs partial_fit calls on the data == fit
@@ -236,10 +238,18 @@ class _HingeSGD(WeightsModel, _PairwiseSGD):
         return {"lam": [c * s for c in (1e-6, 1e-5, 1e-4, 1e-3, 1e-2)]}
 
     def _objective(self, rows, y):
-        """``lam/2 ||w||^2 + mean pairwise hinge`` of the returned model (O(n log n))."""
+        """``lam/2 ||w||^2 +`` the mean pair loss of the returned model."""
         scores = self._raw_scores(rows)
         return (0.5 * self.lam_ * self._coef_norms()[0]
-                + mean_pair_hinge(scores[y > 0], scores[y < 0]))
+                + self._pair_loss(scores[y > 0], scores[y < 0]))
+
+    def _pair_loss(self, pos_scores, neg_scores):
+        """The mean pair loss of the objective: the declared ``traits.pair_loss``."""
+        return self.traits.pair_loss(pos_scores, neg_scores)
+
+    def _pair_rule(self):
+        """The :class:`~aucopt._kernels._pairwise.PairRule` of a pass."""
+        return self._rule()
 
     def _init_state(self, n_features):
         self._init_weights(n_features, 2 if self._averaged else 1)
@@ -272,9 +282,10 @@ class _HingeSGD(WeightsModel, _PairwiseSGD):
             sched = Schedule(self.lam_, self.t0_, int(self.rskip), askip, t=self.t_,
                              rcount=self.rcount_, acount=self.acount_ if askip else 0,
                              avg_power=self._avg_power())
+            rule = self._pair_rule()
             for pos_rows, neg_rows in _pair_blocks(self.random_state_, self._pos,
                                                    self._neg, rows.n_rows, learner=self):
-                hinge_pairs(rows, w, pos_rows, neg_rows, self._rule(), sched)
+                sgd_pairs(rows, w, pos_rows, neg_rows, rule, sched)
             self.t_ = int(sched.t)
         settle(w, rows.n_rows)
         self._store_weights(w)
@@ -297,7 +308,7 @@ class _HingeSGD(WeightsModel, _PairwiseSGD):
                            acount=min(self.acount_, lane_askip) if askip else 0,
                            avg_power=self._avg_power())
                   for _ in range(threads)]
-        rule = self._rule()
+        rule = self._pair_rule()
         per_lane = -(-rows.n_rows // threads)
         clock = self.t_ + self.t0_
         # the shrinks of k steps from t multiply the scale by about (t + t0) / (t + t0
@@ -308,8 +319,8 @@ class _HingeSGD(WeightsModel, _PairwiseSGD):
         for pos_rows, neg_rows in _pair_blocks(self.random_state_, self._pos, self._neg,
                                                threads * per_lane, block, self):
             refold(w, FOLD_MARGIN)
-            _in_lanes(lambda p, halt: hinge_lane(rows, w, pos_rows, neg_rows, p, threads,
-                                                 rule, scheds[p], halt), threads)
+            _in_lanes(lambda lanes, p: sgd_lane(rows, w, pos_rows, neg_rows, lanes, p, rule,
+                                                scheds[p]), threads)
         close_lanes(w)
         self.t_ += threads * per_lane
         return scheds[0]
@@ -738,6 +749,7 @@ class AdaDSGD(ElasticNetModel, _PairwiseSGD):
         eta = self.eta_
         weight = 2.0 * pos.size * neg.size / (m * (m - 1.0))
         shrink = 1.0 + eta * l2
+        step = SquareStep(eta, weight, eta * l1, shrink)
         threads = self._threads(rows, n_steps)
         if threads > 1:
             per_lane = -(-n_steps // threads)
@@ -749,14 +761,13 @@ class AdaDSGD(ElasticNetModel, _PairwiseSGD):
             for pos_rows, neg_rows in _pair_blocks(self.random_state_, pos, neg,
                                                    threads * per_lane, block):
                 refold(w, FOLD_MARGIN)
-                _in_lanes(lambda p, halt: square_lane(rows, w, pos_rows, neg_rows, p, threads,
-                                                      eta, weight, eta * l1, shrink, halt),
-                          threads)
+                _in_lanes(lambda lanes, p: square_lane(rows, w, pos_rows, neg_rows, lanes, p,
+                                                       step), threads)
             close_lanes(w)
             n_steps = threads * per_lane
         else:
             for pos_rows, neg_rows in _pair_blocks(self.random_state_, pos, neg, n_steps):
-                square_prox_pairs(rows, w, pos_rows, neg_rows, eta, weight, eta * l1, shrink)
+                square_prox_pairs(rows, w, pos_rows, neg_rows, step)
         settle(w, n_steps)
         self.t_ += n_steps
 

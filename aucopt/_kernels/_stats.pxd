@@ -1,4 +1,4 @@
-# Shared by the square-loss (_square) and saddle-point (_saddle) kernels: per-class
+# Shared class statistics (a kernel primitive: _square and _saddle use it): per-class
 # row counts and sums, updated in place through an optional undo journal (one
 # journal row per coordinate of the (2, d) sums), and the argument checks.
 from libc.stdint cimport int32_t
