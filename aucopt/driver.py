@@ -73,7 +73,7 @@ def fit(learner, X, y, sample_weight=None, validation_data=None):
     """:meth:`BaseLearner.fit <aucopt.base.BaseLearner.fit>`: validate, then train
     ``learner`` from scratch in a transaction (``_fit`` of a plugin that has its
     own, else :meth:`~aucopt.base.BaseLearner._train`) and set the threshold."""
-    X = check_X(X)
+    X = check_X(X, norms=True)
     y_pm, classes = check_y(y, X.shape[0], pos_label=_pos_label(learner))
     weights = _check_sample_weight(learner, sample_weight, X.shape[0])
     validation = (None if validation_data is None
@@ -104,7 +104,7 @@ def partial_fit(learner, X, y, classes=None, sample_weight=None):
     validate the chunk against what the first call fixed, then :func:`learn_chunk`."""
     first = not learner.__sklearn_is_fitted__()
     X = check_X(X, n_features=None if first else learner.n_features_in_,
-                estimator=type(learner).__name__)
+                estimator=type(learner).__name__, norms=True)
     if first:
         if classes is not None:
             values = np.unique(np.asarray(classes))
