@@ -237,7 +237,10 @@ class _HingeSGD(WeightsModel, _PairwiseSGD):
 
     def _objective(self, rows, y):
         """``lam/2 ||w||^2 + mean pairwise hinge`` of the returned model (O(n log n))."""
-        scores = self._raw_scores(rows)
+        return self._scores_objective(self._raw_scores(rows), y)
+
+    def _scores_objective(self, scores, y):
+        """:meth:`_objective` given the returned model's scores of the rows."""
         return (0.5 * self.lam_ * self._coef_norms()[0]
                 + mean_pair_hinge(scores[y > 0], scores[y < 0]))
 
@@ -725,7 +728,10 @@ class AdaDSGD(ElasticNetModel, _PairwiseSGD):
 
     def _objective(self, rows, y):
         """Half the mean pairwise square loss plus the elastic net of the returned model."""
-        scores = self._raw_scores(rows)
+        return self._scores_objective(self._raw_scores(rows), y)
+
+    def _scores_objective(self, scores, y):
+        """:meth:`_objective` given the returned model's scores of the rows."""
         l1, l2 = self._penalty()
         sq, l1_norm = self._coef_norms()
         return (0.5 * mean_pair_square(scores[y > 0], scores[y < 0])
