@@ -345,6 +345,13 @@ def _train_until_stalled(learner, rows, y):
     the same on every data set, as scikit-learn's SGD uses one), and training
     stops after ``n_iter_no_change`` stalled passes in a row (``stop_reason_ =
     "tol"``) or after ``max_epochs`` passes (``"max_epochs"``).
+
+    The evaluation costs one scoring pass over the monitored rows and a sort (for
+    PSAM on news20, about 1.5 ``X @ w`` against 6-9 for the pass itself); on up to
+    :data:`MONITOR_ROWS` rows the scores of the last evaluation are those of the
+    returned model on all training rows, and the threshold reuses them
+    (:func:`training_scores`), so the rule's last evaluation costs the fit only its
+    sort.
     """
     monitor = _monitor_rows(rows, y)
     stall = Stall(learner.tol, learner.n_iter_no_change)

@@ -253,7 +253,7 @@ def check_rows(X, bint norms=True):
         if X.format != "csr" or X.dtype != np.float64:
             raise TypeError("check_rows needs a float64 CSR matrix or ndarray")
         indptr, indices = _csr_index_arrays(X)
-        data = X.data
+        data = np.ascontiguousarray(X.data)  # a strided copy never matches: rescanned
         if data.ndim != 1 or data.shape[0] != indices.shape[0]:
             raise ValueError(f"malformed CSR matrix: {data.size} values for "
                              f"{indices.shape[0]} column indices")
