@@ -160,6 +160,10 @@ def test_row_source_reuses_a_matching_check_and_rescans_otherwise():
     checked = check_rows(Xs)
     rows = RowSource(Xs, True, checked)
     np.testing.assert_array_equal(rows.norms(), checked.sqnorms)
+    Xs.data *= 2.0  # the same arrays: the check's norms are taken, nothing is read again
+    np.testing.assert_array_equal(RowSource(Xs, True, checked).norms(), checked.sqnorms)
+    np.testing.assert_array_equal(RowSource(Xs).norms(), 4.0 * checked.sqnorms)
+    Xs.data /= 2.0
     np.testing.assert_array_equal(row_source(Xs).norms(), RowSource(Xs).norms())
     np.testing.assert_array_equal(row_source(check_X(X, norms=True)).norms(),
                                   RowSource(X).norms())
