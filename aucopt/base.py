@@ -179,7 +179,7 @@ class BaseLearner(MergeMixin, Estimator):
     def _finish(self, rows, y):
         """After training on ``rows``: refuse overflowing scores, set the threshold
         (:func:`aucopt.driver.set_threshold`)."""
-        driver.set_threshold(self, self._raw_scores(rows), y)
+        driver.set_threshold(self, driver.training_scores(self, rows), y)
 
     def _resolve_auto(self, rows):
         """Fix the data-derived parameters (``_auto_params``) on the first data."""

@@ -130,7 +130,7 @@ class _Blocks:
 def _checked(X, y, classes, n_features=None):
     """``(X, y_pm, rows)`` of a chunk, as ``partial_fit`` validates it: ``X`` checked,
     labels in {-1, +1} for the learner's ``classes``, the kernels' view of the rows."""
-    X = check_X(X, n_features=n_features)
+    X = check_X(X, n_features=n_features, norms=True)
     y_pm, _ = check_y(y, X.shape[0], classes=classes)
     return X, y_pm, finite_rows(X)
 

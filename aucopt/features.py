@@ -106,7 +106,7 @@ def _validated(X, norms=False, n_features=None, estimator=None, name="X"):
     anything else through :func:`check_X` (and :func:`finite_rows` with ``norms``:
     distances and bandwidths must not overflow)."""
     if not isinstance(X, RowSource):
-        X = check_X(X, name=name, n_features=n_features, estimator=estimator)
+        X = check_X(X, name=name, n_features=n_features, estimator=estimator, norms=norms)
         if norms:
             finite_rows(X)
         return X

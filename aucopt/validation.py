@@ -16,12 +16,13 @@
 """
 import numbers
 import os
+import threading
 import warnings
 
 import numpy as np
 import scipy.sparse as sp
 
-from aucopt._kernels._rows import NotCanonical, RowSource, csr_status
+from aucopt._kernels._rows import NotCanonical, RowSource, check_rows, csr_status
 from aucopt.exceptions import DataConversionWarning
 
 __all__ = ["check_X", "check_y", "check_random_state", "check_seed", "order_stream",
@@ -31,7 +32,7 @@ __all__ = ["check_X", "check_y", "check_random_state", "check_seed", "order_stre
            "check_count", "check_choice", "check_fraction", "check_state_bytes",
            "check_n_jobs", "n_threads", "auto_or_positive", "MAX_STATE_BYTES"]
 
-def check_X(X, *, name="X", n_features=None, estimator=None):
+def check_X(X, *, name="X", n_features=None, estimator=None, norms=False):
     """Validate a feature matrix once, for any learner.
 
     Parameters
@@ -43,6 +44,11 @@ def check_X(X, *, name="X", n_features=None, estimator=None):
         Expected number of features (``n_features_in_`` of a fitted learner).
     estimator : str or None
         Learner name used in the feature-count error message.
+    norms : bool, default=False
+        Also keep the squared row norms the checking pass sums (one float per row),
+        for the row source built next (:func:`row_source` of the returned matrix,
+        in this thread), which then neither scans the matrix nor sums them again:
+        for training, whose row sources need the norms.
 
     Returns
     -------
@@ -61,9 +67,9 @@ def check_X(X, *, name="X", n_features=None, estimator=None):
     if X is None:
         raise ValueError(f"{name} is None; pass a 2-D array or a scipy.sparse matrix")
     if sp.issparse(X):
-        X = _check_sparse(X, name)
+        X = _check_sparse(X, name, norms)
     else:
-        X = _check_dense(X, name)
+        X = _check_dense(X, name, norms)
     n_samples, n_cols = X.shape
     if n_samples == 0:
         raise ValueError(f"Found array with 0 sample(s) (shape={X.shape}) while a "
@@ -80,7 +86,7 @@ def check_X(X, *, name="X", n_features=None, estimator=None):
     return X
 
 
-def _check_sparse(X, name):
+def _check_sparse(X, name, norms):
     if np.iscomplexobj(X.data if hasattr(X, "data") else X):
         raise ValueError(f"Complex data not supported in {name}; pass real values")
     _check_structure_before_conversion(X)
@@ -90,12 +96,13 @@ def _check_sparse(X, name):
         X = X.astype(np.float64)
     if X.ndim != 2:
         raise ValueError(f"{name} must be 2-D, got shape {X.shape}")
-    if not _all_finite(X.data):
-        raise ValueError(f"Input {name} contains NaN or infinity; remove or impute "
-                         "these values before training")
-    if not csr_status(X):  # structure checked first: scipy trusts it
+    try:  # structure checked before anything else reads it: scipy trusts it
+        checked = check_rows(X, norms)
+    except NotCanonical:
         X = X.copy()
         X.sum_duplicates()  # sorts indices and merges duplicates
+        checked = check_rows(X, norms)
+    _finite(checked, name)
     X.has_canonical_format = True
     return X
 
@@ -112,14 +119,22 @@ def _check_structure_before_conversion(X):
                                  f"[0, {bound})")
 
 
-def _all_finite(values):
-    """Whether every value is finite, without an O(n) temporary in the common case:
-    a sum is finite unless a value is not (or the finite values overflow, which the
-    element-wise check then settles)."""
-    return bool(np.isfinite(values.sum()) or np.isfinite(values).all())
+# The last matrix check_X passed in this thread, and what its one pass found
+# (aucopt._kernels._rows.Checked: weak references, the squared row norms), so that
+# the row source of the same matrix (row_source, right after check_X in every fit)
+# neither scans it nor sums its norms again.
+_LAST = threading.local()
 
 
-def _check_dense(X, name):
+def _finite(checked, name):
+    """Remember ``checked`` (see ``_LAST``); ``ValueError`` if a value is not finite."""
+    if not checked.finite:
+        raise ValueError(f"Input {name} contains NaN or infinity; remove or impute "
+                         "these values before training")
+    _LAST.checked = checked
+
+
+def _check_dense(X, name, norms):
     arr = np.asarray(X)
     if np.iscomplexobj(arr):
         raise ValueError(f"Complex data not supported in {name}; pass real values")
@@ -137,9 +152,7 @@ def _check_dense(X, name):
     if arr.dtype.kind not in "fiub":
         raise TypeError(f"{name} has dtype {arr.dtype}; pass numeric values")
     arr = np.ascontiguousarray(arr, dtype=np.float64)
-    if not _all_finite(arr):
-        raise ValueError(f"Input {name} contains NaN or infinity; remove or impute "
-                         "these values before training")
+    _finite(check_rows(arr, norms), name)
     return arr
 
 
@@ -305,9 +318,12 @@ def row_source(X, norms=True):
     """The kernels' view of a matrix returned by :func:`check_X` (checked again here).
 
     A CSR matrix whose rows became unsorted since validation is repaired on a copy.
+    The matrix :func:`check_X` returned last in this thread is not scanned again: the
+    structure and the squared row norms of its one pass are used.
     """
+    checked = getattr(_LAST, "checked", None)
     try:
-        return RowSource(X, norms)
+        return RowSource(X, norms, checked)
     except NotCanonical:
         X = X.copy()
         X.sum_duplicates()

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from aucopt._kernels._rows import RowSource
+from aucopt._kernels._rows import RowSource, check_rows
 from aucopt._kernels._journal import Journal
 from aucopt._kernels._weights import ElasticNetWeights, Weights, dense_scores, row_add, row_dot
 
@@ -111,6 +111,74 @@ def test_row_source_refuses_malformed_csr(edit, match, ptr_dtype, index_dtype):
     X.data, X.indices, X.indptr, X._shape = data, ind, ptr, (30, 12)
     with pytest.raises(ValueError, match=match):
         RowSource(X)
+
+
+@pytest.mark.parametrize("edit, match", [
+    (lambda d, i, p: i.__setitem__(3, 4000000), "outside"),
+    (lambda d, i, p: i.__setitem__(3, -1), "outside"),
+    (lambda d, i, p: p.__setitem__(2, p[3] + 1), "decreases|past the end"),
+    (lambda d, i, p: p.__setitem__(-1, p[-1] + 5), "past the end"),
+    (lambda d, i, p: d.__setitem__(5, np.nan), "NaN or infinity"),
+    (lambda d, i, p: d.__setitem__(0, -np.inf), "NaN or infinity"),
+])
+def test_check_X_one_pass_refuses_malformed_or_non_finite_csr(edit, match):
+    """check_X's one fused pass (structure, finiteness, norms) refuses what a kernel
+    must never read, and what no model can train on."""
+    from aucopt.validation import check_X
+
+    data, ind, ptr = _csr(_matrix())
+    edit(data, ind, ptr)
+    X = sp.csr_matrix((3, 3))
+    X.data, X.indices, X.indptr, X._shape = data, ind, ptr, (30, 12)
+    with pytest.raises(ValueError, match=match):
+        check_X(X)
+
+
+@pytest.mark.parametrize("ptr_dtype", [np.int32, np.int64])
+def test_check_rows_norms_match_numpy_dense_and_csr(ptr_dtype):
+    X = _matrix(3)
+    Xs = sp.csr_matrix(X)
+    Xs.indptr = Xs.indptr.astype(ptr_dtype)
+    dense, csr = check_rows(X), check_rows(Xs)
+    assert dense.finite and csr.finite
+    np.testing.assert_allclose(csr.sqnorms, (X * X).sum(axis=1), rtol=1e-14)
+    np.testing.assert_array_equal(csr.sqnorms, dense.sqnorms)  # index order: bitwise
+    # overflowing squares are finite values: only the row source's check refuses them
+    big = X.copy()
+    big[1, :] = 1e200
+    assert check_rows(big).finite and check_rows(sp.csr_matrix(big)).finite
+    assert not check_rows(np.where(X > 1, np.inf, X)).finite
+
+
+def test_row_source_reuses_a_matching_check_and_rescans_otherwise():
+    """A RowSource given the Checked of its own matrix takes its norms (no second
+    scan); a Checked of another matrix, or of arrays since replaced, is ignored."""
+    from aucopt.validation import check_X, row_source
+
+    X = _matrix(7)
+    Xs = check_X(sp.csr_matrix(X), norms=True)  # keeps its pass for row_source
+    checked = check_rows(Xs)
+    rows = RowSource(Xs, True, checked)
+    np.testing.assert_array_equal(rows.norms(), checked.sqnorms)
+    Xs.data *= 2.0  # the same arrays: the check's norms are taken, nothing is read again
+    np.testing.assert_array_equal(RowSource(Xs, True, checked).norms(), checked.sqnorms)
+    np.testing.assert_array_equal(RowSource(Xs).norms(), 4.0 * checked.sqnorms)
+    Xs.data /= 2.0
+    np.testing.assert_array_equal(row_source(Xs).norms(), RowSource(Xs).norms())
+    np.testing.assert_array_equal(row_source(check_X(X, norms=True)).norms(),
+                                  RowSource(X).norms())
+    other = sp.csr_matrix(X[::-1])
+    assert not checked.matches(other)
+    np.testing.assert_allclose(RowSource(other, True, checked).norms(),
+                               (X[::-1] ** 2).sum(axis=1), rtol=1e-14)
+    bad = Xs.indices.copy()
+    bad[0] = 10 ** 6
+    Xs.indices = bad  # replaced after the check: scanned again, and refused
+    assert not checked.matches(Xs)
+    with pytest.raises(ValueError, match="outside"):
+        RowSource(Xs, True, checked)
+    with pytest.raises(ValueError, match="outside"):
+        row_source(Xs)
 
 
 def test_dense_scores_match_numpy_and_agree_for_dense_and_csr():

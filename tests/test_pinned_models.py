@@ -126,3 +126,22 @@ def test_model_equals_the_pinned_one(name, ds, monkeypatch):
         # the threshold comes from X @ coef_, whose rounding the pinned tree let
         # depend on the input form (BLAS for dense rows): equal to a few ulp
         assert model.intercept_ == pytest.approx(intercept, rel=1e-12, abs=1e-15)
+
+
+# Defaults changed since the pins, with what the default adds: the pinned cases above
+# keep the old values explicitly; these pin the new ones.
+NEW_DEFAULTS = {"psam": dict(avg_power=8.0, n_iter_no_change=1)}
+
+
+@pytest.mark.parametrize("name", sorted(NEW_DEFAULTS))
+def test_changed_defaults_are_pinned(name):
+    """The defaults are the pinned values, and a default fit is the fit with them
+    written out (bit for bit): the documented default is the one that runs."""
+    default = aucopt.get(name, random_state=0)
+    assert {k: default.get_params()[k] for k in NEW_DEFAULTS[name]} == NEW_DEFAULTS[name]
+    X, y = _data("spambase")
+    explicit = aucopt.get(name, random_state=0, **NEW_DEFAULTS[name]).fit(X, y)
+    default.fit(X, y)
+    np.testing.assert_array_equal(default.coef_, explicit.coef_)
+    assert default.intercept_ == explicit.intercept_
+    assert default.n_passes_ == explicit.n_passes_

@@ -466,3 +466,27 @@ def test_ctrl_c_stops_every_thread_and_rolls_back(monkeypatch, sigint):
     state = clf.weights_.copy()
     _interrupt_soon(lambda: clf.partial_fit(big, np.tile(y, 40)))
     np.testing.assert_array_equal(clf.weights_, state)
+
+
+@pytest.mark.parametrize("name", ["psam", "adadsgd"])
+def test_threshold_reuses_the_stopping_rules_last_scores(name, monkeypatch):
+    """With n_epochs="auto" on at most MONITOR_ROWS rows, the stopping rule scores
+    every training row after each pass; the threshold takes the last of those
+    scores: one scoring pass per epoch and none more, the same intercept as scoring
+    afresh."""
+    from aucopt import driver
+    from aucopt.validation import check_X, finite_rows
+
+    X, y = load("dna_ei")
+    cls = type(aucopt.get(name))
+    calls = []
+    scores = cls._raw_scores
+    monkeypatch.setattr(cls, "_raw_scores", lambda self, rows: calls.append(1) or
+                        scores(self, rows))
+    model = cls(n_epochs="auto", random_state=0).fit(X, y)
+    assert len(calls) == model.n_passes_ and "_monitor_scores" not in model.__dict__
+    y_pm = np.where(y == model.classes_[1], 1.0, -1.0)
+    fresh = cls(**model.get_params())
+    fresh.__dict__.update({k: v for k, v in model.__dict__.items() if k.endswith("_")})
+    driver.set_threshold(fresh, scores(model, finite_rows(check_X(X))), y_pm)
+    assert fresh.intercept_ == model.intercept_

@@ -6,6 +6,8 @@
   pairwise learner can read its pairs' rows for less; what an epoch costs beyond it
   is its updates, ``x_i . x_j`` and bookkeeping.
 * :func:`xw_floor` -- one ``X @ w`` (rows in storage order): the streaming floor.
+* :func:`fixed_costs` -- what a fit pays besides its passes: the input checks (one
+  pass, with the row norms) and the OPTROC threshold.
 * :func:`timed_passes` -- fit a learner and return the seconds of each of its passes
   (the driver's ``_pass`` hook, so validation, the threshold and the automatic
   stopping rule's objective are not counted).
@@ -53,6 +55,28 @@ def xw_floor(X, repeats=5, seed=0):
     """Seconds (best of ``repeats``) of one ``X @ w``."""
     w = np.random.default_rng(seed).standard_normal(X.shape[1])
     return _best(lambda: X @ w, repeats)
+
+
+def fixed_costs(X, y, repeats=5, seed=0):
+    """Seconds (best of ``repeats`` each) of a PSAM fit's fixed costs: ``checks``,
+    the validation of ``X`` and its row source (``check_X`` keeping the row norms,
+    as ``fit`` does); ``threshold``, the OPTROC threshold of a trained model scored
+    afresh (a fit with an explicit ``n_epochs``); ``sorts``, the threshold given
+    the scores (a default fit on at most ``MONITOR_ROWS`` rows, which reuses the
+    stopping rule's scores of its last pass)."""
+    import aucopt
+    from aucopt.driver import raw_scores, set_threshold
+    from aucopt.validation import check_X, row_source
+
+    y = np.asarray(y)
+    model = aucopt.get("psam", n_epochs=1, random_state=seed).fit(X, y)
+    rows = row_source(check_X(X, norms=True))
+    y_pm = np.where(y == model.classes_[1], 1.0, -1.0)
+    scores = raw_scores(model, rows)
+    return {"checks": _best(lambda: row_source(check_X(X, norms=True)), repeats),
+            "threshold": _best(lambda: set_threshold(model, raw_scores(model, rows), y_pm),
+                               repeats),
+            "sorts": _best(lambda: set_threshold(model, scores, y_pm), repeats)}
 
 
 def timed_passes(model, X, y):

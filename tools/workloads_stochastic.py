@@ -21,12 +21,22 @@ Contestants:
   the same epoch counts; ``LinearSVC()`` with its defaults, ``LinearSVC`` and
   ``LogisticRegression`` with ``class_weight="balanced"``: one fit each;
 * floors: ``X @ w`` (one pass in storage order) and ``random pair dots`` (the ``2 n``
-  row dots of an epoch's pairs in draw order, :mod:`pairtiming`).
+  row dots of an epoch's pairs in draw order, :mod:`pairtiming`);
+* ``psam fixed costs``: the input checks and the OPTROC threshold of a fit
+  (:func:`pairtiming.fixed_costs`), in ``X @ w`` units.
 
 Columns: test AUC; time per epoch (traced learners: slope of the trace); epoch /
-``X @ w``; epoch / random pair dots; time to the target ``best peer AUC - 0.002``
+``X @ w``; epoch / random pair dots; epochs (to the target for traced learners, the
+fit's for ``psam defaults``); time to the target ``best peer AUC - 0.002``
 (first traced fit at or above it; a one-shot peer's fit time if its AUC is) and its
-ratio to the fastest peer's time to the same target; the ``n_jobs`` speed-up.
+ratio to the fastest peer's time to the same target and to every peer's; the
+``n_jobs`` speed-up; ``fixed / X@w``: the fixed costs.
+
+Verdicts of issue 23 (``psam defaults``, ``psam fixed costs``, ``psam epochs
+n_jobs=1`` / ``n_jobs=2``): PSAM with its defaults reaches the target in at most
+0.6x the fastest peer's time; checks plus threshold at most 3 ``X @ w``; an epoch
+after the first at most 3.0 ``X @ w``; two threads at least 1.4x faster per epoch
+with the AUC after ``EPOCHS`` epochs within 0.002.
 
 Verdicts (column ``verdict``, rows ``psam``, ``psam defaults``, ``psam epochs
 n_jobs=2``): issue 13 -- PSAM reaches the target in at most 0.5x the fastest peer's
@@ -42,7 +52,8 @@ import warnings
 import numpy as np
 
 from benchlib import Timed, Unavailable, workload
-from pairtiming import (VowpalWabbit, pair_dot_floor, timed_passes, vw_text, xw_floor)
+from pairtiming import (VowpalWabbit, fixed_costs, pair_dot_floor, timed_passes, vw_text,
+                        xw_floor)
 from tasks import TEXT_TASKS, load_task
 
 TRACE = (1, 2, 3, 4, 6, 8, 12)
@@ -54,9 +65,11 @@ SVC_DEFAULT = "LinearSVC()"
 PEERS = ("SGDClassifier(hinge, average)", "VowpalWabbit(logistic)", SVC_DEFAULT,
          "LinearSVC(balanced)", "LogisticRegression(balanced)")
 FLOORS = ("X @ w", "random pair dots")
+FIXED = "psam fixed costs"
 MARGIN = 0.002
 COLUMNS = ("test AUC", "time / epoch [s]", "epoch / X@w", "epoch / pair dots", "epochs",
-           "time to target [s]", "ratio to fastest peer", "n_jobs speed-up", "verdict")
+           "time to target [s]", "ratio to fastest peer", "ratio to each peer",
+           "fixed / X@w", "n_jobs speed-up", "verdict")
 
 
 def _auc(y, s):
@@ -101,6 +114,11 @@ def _floor(seconds):
     return Timed(seconds, {"seconds": seconds})
 
 
+def _fixed(X, y):
+    costs = fixed_costs(X, y)
+    return Timed(costs["checks"] + costs["threshold"], costs)
+
+
 def _time_to(trace, target):
     return min((seconds for _, seconds, auc in trace if auc >= target), default=np.inf)
 
@@ -113,7 +131,8 @@ def _finalize(outputs, threaded=True):
     """Columns of every contestant (see the module docstring); ``threaded``: whether
     an epoch of the set is long enough for PSAM to use two threads."""
     floors = {n: min(r["seconds"] for r in outputs[n]) for n in FLOORS}
-    traced = {n: o for n, o in outputs.items() if n not in FLOORS and n not in JOBS}
+    traced = {n: o for n, o in outputs.items()
+              if n not in FLOORS and n not in JOBS and n != FIXED}
     med = {n: float(np.median([r["trace"][-1][2] for r in outs]))
            for n, outs in traced.items()}
     peers = [p for p in PEERS if p in med]
@@ -134,6 +153,8 @@ def _finalize(outputs, threaded=True):
             row["epoch / pair dots"] = f"{slope / floors['random pair dots']:.2f}"
         if "epochs" in outs[0]:
             row["epochs"] = "/".join(str(r["epochs"]) for r in outs)
+        elif trace[0][0] is not None:
+            row["epochs"] = _epochs_to(outs, target)
         if len(trace) > 1:  # the figure's time-to-AUC curve: best time, median AUC
             row["curve"] = [[min(r["trace"][i][1] for r in outs),
                              float(np.median([r["trace"][i][2] for r in outs]))]
@@ -141,6 +162,10 @@ def _finalize(outputs, threaded=True):
         row["time to target [s]"] = "never" if np.isinf(reach[name]) else f"{reach[name]:.4g}"
         if np.isfinite(reach[name]) and np.isfinite(reach[fastest]):
             row["ratio to fastest peer"] = f"{reach[name] / reach[fastest]:.3f}"
+        if name not in peers and np.isfinite(reach[name]):
+            row["ratio to each peer"] = ", ".join(
+                f"{p} {reach[name] / reach[p]:.3f}" if np.isfinite(reach[p]) else f"{p} never"
+                for p in peers)
         cols[name] = row
     peer_note = f"target {target:.4f} (best peer - {MARGIN}), fastest peer {fastest}"
     if "psam" in reach:
@@ -148,15 +173,47 @@ def _finalize(outputs, threaded=True):
         cols["psam"]["verdict"] = _verdict(ratio <= 0.5, f"issue 13: time to target "
                                            f"{ratio:.3f}x the fastest peer's (<= 0.5); "
                                            + peer_note)
+    if DEFAULTS in reach:
+        ratio = reach[DEFAULTS] / reach[fastest]
+        cols[DEFAULTS]["verdict"] = _verdict(
+            ratio <= 0.6, f"issue 23: time to target {ratio:.3f}x the fastest peer's "
+                          f"(<= 0.6); " + peer_note)
     if DEFAULTS in med and SVC_DEFAULT in med:
         ok = (med[DEFAULTS] >= med[SVC_DEFAULT] - MARGIN
               and _best_time(outputs[DEFAULTS]) < _best_time(outputs[SVC_DEFAULT]))
-        cols[DEFAULTS]["verdict"] = _verdict(
+        cols[DEFAULTS]["verdict"] = cols[DEFAULTS].get("verdict", "") + "; " + _verdict(
             ok, f"issue 11: AUC {med[DEFAULTS]:.4f} vs LinearSVC() {med[SVC_DEFAULT]:.4f} "
                 f"- {MARGIN}, time {_best_time(outputs[DEFAULTS]):.4g} s vs "
                 f"{_best_time(outputs[SVC_DEFAULT]):.4g} s")
     _epoch_columns(outputs, floors, cols, threaded)
+    _fixed_columns(outputs, floors, cols)
     return cols
+
+
+def _epochs_to(outs, target):
+    """Epochs of the first traced fit whose median AUC over the repeats reaches
+    ``target``."""
+    for i, (epochs, _, _) in enumerate(outs[0]["trace"]):
+        if np.median([r["trace"][i][2] for r in outs]) >= target:
+            return f"{epochs} to target"
+    return "not reached"
+
+
+def _fixed_columns(outputs, floors, cols):
+    """The fixed costs in X @ w units, and issue 23's verdict on them."""
+    if FIXED not in outputs:
+        return
+    cost = {k: min(r[k] for r in outputs[FIXED]) / floors["X @ w"]
+            for k in ("checks", "threshold", "sorts")}
+    fresh = cost["checks"] + cost["threshold"]  # a fit with an explicit n_epochs
+    reused = cost["checks"] + cost["sorts"]  # a default fit: the stopping rule's scores
+    cols[FIXED] = {
+        "fixed / X@w": f"checks {cost['checks']:.2f} + threshold {cost['threshold']:.2f} "
+                       f"(sorts {cost['sorts']:.2f})",
+        "verdict": "; ".join(_verdict(total <= 3.0, f"issue 23: checks + threshold "
+                                                     f"{total:.2f} X@w (<= 3), {what}")
+                             for total, what in ((reused, "default fit (scores reused)"),
+                                                 (fresh, "n_epochs given (scored afresh)")))}
 
 
 def _best_time(outs):
@@ -185,17 +242,23 @@ def _epoch_columns(outputs, floors, cols, threaded):
                       "epochs": str(EPOCHS)}
     if JOBS[0] in epochs:
         ratio = epochs[JOBS[0]][0] / floors["random pair dots"]
-        cols[JOBS[0]]["verdict"] = _verdict(ratio <= 1.3, f"issue 13: epoch {ratio:.2f}x the "
-                                            "random pair dots (<= 1.3)")
+        later = min(float(np.mean(r["passes"][1:])) for r in outputs[JOBS[0]])
+        cols[JOBS[0]]["verdict"] = (
+            _verdict(ratio <= 1.3, f"issue 13: epoch {ratio:.2f}x the random pair dots "
+                                   "(<= 1.3)") + "; " +
+            _verdict(later <= 3.0 * floors["X @ w"], f"issue 23: epoch after the first "
+                     f"{later / floors['X @ w']:.2f} X@w (<= 3.0)"))
     if len(epochs) == 2 and not threaded:
         cols[JOBS[1]]["verdict"] = "n/a: an epoch of this set is too short for threads"
     elif len(epochs) == 2:
         (one, auc1), (two, auc2) = epochs[JOBS[0]], epochs[JOBS[1]]
         cols[JOBS[1]]["n_jobs speed-up"] = f"{one / two:.2f}"
+        same = abs(auc1 - auc2) <= MARGIN
         cols[JOBS[1]]["verdict"] = _verdict(
-            one / two >= 1.6 and abs(auc1 - auc2) <= MARGIN,
+            one / two >= 1.6 and same,
             f"issue 13: 2 threads {one / two:.2f}x faster (>= 1.6), AUC after {EPOCHS} "
-            f"epochs {auc2:.4f} vs {auc1:.4f} (within {MARGIN})")
+            f"epochs {auc2:.4f} vs {auc1:.4f} (within {MARGIN})") + "; " + _verdict(
+            one / two >= 1.4 and same, "issue 23: >= 1.4x")
 
 
 def _vw(ctx, X, y, X_te, y_te):
@@ -254,6 +317,7 @@ def _setup(task, dense=False):
             lambda: LogisticRegression(class_weight="balanced"), X, y, X_te, y_te)
         for name, floor in zip(FLOORS, (lambda: xw_floor(X), lambda: pair_dot_floor(X, y))):
             contestants[name] = lambda floor=floor: _floor(floor())
+        contestants[FIXED] = lambda: _fixed(X, y)
         threaded = lane_threads(2, X.shape[0], X.shape[1]) > 1  # psam's epoch, n_jobs=2
         nnz = X.nnz if not dense else X.size
         return dict(

@@ -26,10 +26,17 @@ bit-identical dot products (the extra zeros of a dense row add exact zeros).
 Squared row norms (summed in index order, so dense and CSR rows give identical
 values) are computed in the same pass for kernels that need ``||x||^2``.
 
+Validation makes that pass itself (:func:`check_rows`: the structure rules, every
+value finite, the norms) and hands its result (:class:`Checked`) to the row source
+of the same matrix, which then reads nothing again: one pass over the data per
+``fit``, no copy.
+
 :meth:`RowSource.take` gives a view that hands out the rows in another order
 (a shuffled stream) without copying the matrix: row ``k`` of the view is row
 ``order[k]`` of the source.
 """
+import weakref
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -57,11 +64,14 @@ ctypedef fused ptr_t:
 cdef int _scan_csr(const ptr_t[::1] indptr, const index_t[::1] indices,
                    int64_t n_features, const double[::1] data, int32_t[::1] out_ind,
                    int64_t[::1] out_ptr, double[::1] norms, bint write_ind, bint write_ptr,
-                   bint with_norms, int64_t* where) noexcept nogil:
+                   bint with_norms, int64_t* where, bint* nonfinite) noexcept nogil:
     """Check a CSR structure, narrow its indices to int32 (``write_ind``), widen its
     pointers to int64 (``write_ptr``) and sum row norms. Returns 0, or the failing
     rule (1 indptr start, 2 decreasing indptr, 3 indptr beyond the arrays, 4 index
-    out of range, 5 not canonical) with the offending row in ``where``."""
+    out of range, 5 not canonical) with the offending row in ``where``; with
+    ``with_norms``, ``nonfinite`` tells whether a row's squared norm is NaN or
+    infinite (a non-finite value, or an overflow), and the norms are stored when
+    ``norms`` has a row's room."""
     cdef Py_ssize_t n = indptr.shape[0] - 1, i
     cdef int64_t k, start, stop, prev, idx
     cdef int64_t size = indices.shape[0]
@@ -99,7 +109,10 @@ cdef int _scan_csr(const ptr_t[::1] indptr, const index_t[::1] indices,
             if with_norms:
                 s += data[k] * data[k]
         if with_norms:
-            norms[i] = s
+            if norms.shape[0] > i:
+                norms[i] = s
+            if not isfinite(s):
+                nonfinite[0] = True
     return status
 
 
@@ -136,8 +149,9 @@ def _csr_index_arrays(X):
 cdef int _scan(indptr, indices, Py_ssize_t n_features, data, out_ind, out_ptr, norms,
                bint write_ind, bint write_ptr, bint with_norms) except -1:
     """The CSR scan of this module's entry points (not one itself): checks, and the
-    outputs the flags ask for."""
+    outputs the flags ask for. Returns whether a squared row norm is not finite."""
     cdef int64_t where = 0
+    cdef bint nonfinite = False
     cdef int status
     cdef const double[::1] data_view = data
     cdef int32_t[::1] ind_view = out_ind
@@ -146,19 +160,19 @@ cdef int _scan(indptr, indices, Py_ssize_t n_features, data, out_ind, out_ptr, n
     if indptr.dtype == np.int32 and indices.dtype == np.int32:
         status = _scan_csr[int32_t, int32_t](indptr, indices, n_features, data_view,
                                              ind_view, ptr_view, norm_view, write_ind,
-                                             write_ptr, with_norms, &where)
+                                             write_ptr, with_norms, &where, &nonfinite)
     elif indptr.dtype == np.int32:
         status = _scan_csr[int32_t, int64_t](indptr, indices, n_features, data_view,
                                              ind_view, ptr_view, norm_view, write_ind,
-                                             write_ptr, with_norms, &where)
+                                             write_ptr, with_norms, &where, &nonfinite)
     elif indices.dtype == np.int32:
         status = _scan_csr[int64_t, int32_t](indptr, indices, n_features, data_view,
                                              ind_view, ptr_view, norm_view, write_ind,
-                                             write_ptr, with_norms, &where)
+                                             write_ptr, with_norms, &where, &nonfinite)
     else:
         status = _scan_csr[int64_t, int64_t](indptr, indices, n_features, data_view,
                                              ind_view, ptr_view, norm_view, write_ind,
-                                             write_ptr, with_norms, &where)
+                                             write_ptr, with_norms, &where, &nonfinite)
     if status == 5:
         raise NotCanonical(f"CSR row {where} has unsorted or repeated column indices; "
                            "call X.sum_duplicates() (aucopt does it on a copy during "
@@ -167,7 +181,7 @@ cdef int _scan(indptr, indices, Py_ssize_t n_features, data, out_ind, out_ptr, n
         raise ValueError("malformed CSR matrix: " + _CSR_ERRORS[status].format(
             row=where, value=indptr[0]) + "; rebuild it with "
             "scipy.sparse.csr_matrix((data, indices, indptr), shape=...)")
-    return 0
+    return nonfinite
 
 
 def csr_status(X):
@@ -189,6 +203,83 @@ def csr_status(X):
     return True
 
 
+cdef class Checked:
+    """What :func:`check_rows` found in one pass over a matrix: whether every value
+    is finite, its squared row norms, and weak references to the matrix and the
+    arrays the pass read. :class:`RowSource` given a ``Checked`` that
+    :meth:`matches` its matrix skips its own scan; a ``Checked`` is made only by
+    :func:`check_rows`."""
+    cdef object _refs
+    cdef tuple _shape
+    cdef readonly object sqnorms
+    cdef readonly bint finite
+
+    def matches(self, X):
+        """Whether ``X`` is the matrix that was checked, holding the same arrays."""
+        if self._refs[0]() is not X or tuple(X.shape) != self._shape:
+            return False
+        if len(self._refs) == 1:
+            return True
+        return (self._refs[1]() is X.indptr and self._refs[2]() is X.indices
+                and self._refs[3]() is X.data)
+
+
+cdef Checked _checked(X, arrays, norms, bint finite):
+    cdef Checked c = Checked.__new__(Checked)
+    c._refs = tuple(weakref.ref(a) for a in (X,) + arrays)
+    c._shape = tuple(X.shape)
+    c.sqnorms = norms
+    c.finite = finite
+    return c
+
+
+def check_rows(X, bint norms=True):
+    """One pass over a C-contiguous float64 array or a float64 CSR matrix: for CSR
+    the structure rules of :class:`RowSource` (``ValueError``, :class:`NotCanonical`
+    for unsorted or repeated indices), and for both the squared row norms and
+    whether every value is finite (the norms are finite unless a value is not or a
+    square overflows; only then are the values read again). Returns a
+    :class:`Checked`, with the norms if ``norms`` (else ``sqnorms`` is None and the
+    pass allocates nothing); nothing is copied (int64 indices are read as they
+    are)."""
+    cdef const double[:, ::1] dense_view
+    cdef double[::1] norm_view
+    cdef Py_ssize_t i, k, n, d
+    cdef double s
+    cdef bint nonfinite = False
+    n, d = X.shape
+    sq = np.empty(n if norms else 0, dtype=np.float64)
+    if sp.issparse(X):
+        if X.format != "csr" or X.dtype != np.float64:
+            raise TypeError("check_rows needs a float64 CSR matrix or ndarray")
+        indptr, indices = _csr_index_arrays(X)
+        data = np.ascontiguousarray(X.data)  # a strided copy never matches: rescanned
+        if data.ndim != 1 or data.shape[0] != indices.shape[0]:
+            raise ValueError(f"malformed CSR matrix: {data.size} values for "
+                             f"{indices.shape[0]} column indices")
+        nonfinite = _scan(indptr, indices, d, data, _NO_INDICES, _NO_POINTERS, sq,
+                          False, False, True)
+        arrays = (indptr, indices, data)
+    else:
+        if X.dtype != np.float64 or X.ndim != 2 or not X.flags.c_contiguous:
+            raise TypeError("check_rows needs a C-contiguous float64 array")
+        dense_view = X
+        norm_view = sq
+        with nogil:
+            for i in range(n):
+                s = 0.0
+                for k in range(d):
+                    s += dense_view[i, k] * dense_view[i, k]
+                if norms:
+                    norm_view[i] = s
+                if not isfinite(s):
+                    nonfinite = True
+        data = X
+        arrays = ()
+    return _checked(X, arrays, sq if norms else None,
+                    not nonfinite or bool(np.isfinite(data).all()))
+
+
 cdef class RowSource:
     """Rows of a dense array or CSR matrix for Cython kernels.
 
@@ -199,6 +290,10 @@ cdef class RowSource:
         values (its structure is checked here, see the module docstring).
     norms : bool, default=True
         Compute the squared row norms (kernels that only score rows skip them).
+    checked : Checked or None
+        The result of :func:`check_rows` on ``X``: when it :meth:`~Checked.matches`
+        ``X`` (same matrix, same arrays, int32 column indices), its norms are used
+        and the structure is not scanned again.
 
     Raises
     ------
@@ -209,7 +304,7 @@ cdef class RowSource:
         For anything but a C-contiguous float64 array or a float64 CSR matrix.
     """
 
-    def __cinit__(self, X, bint norms=True):
+    def __cinit__(self, X, bint norms=True, Checked checked=None):
         cdef const double[:, ::1] dense_view
         cdef const double[::1] data_view
         cdef const int32_t[::1] ind_view
@@ -238,9 +333,15 @@ cdef class RowSource:
             widen = indptr_in.dtype != np.int64
             indices = np.empty(indices_in.shape[0], dtype=np.int32) if narrow else indices_in
             indptr = np.empty(n + 1, dtype=np.int64) if widen else indptr_in
-            normarr = np.empty(n if norms else 0, dtype=np.float64)
-            _scan(indptr_in, indices_in, d, data, indices if narrow else _NO_INDICES,
-                  indptr if widen else _NO_POINTERS, normarr, narrow, widen, norms)
+            if (checked is not None and not narrow and checked.matches(X)
+                    and (checked.sqnorms is not None or not norms)):
+                if widen:
+                    indptr[:] = indptr_in
+                normarr = checked.sqnorms if norms else np.empty(0, dtype=np.float64)
+            else:
+                normarr = np.empty(n if norms else 0, dtype=np.float64)
+                _scan(indptr_in, indices_in, d, data, indices if narrow else _NO_INDICES,
+                      indptr if widen else _NO_POINTERS, normarr, narrow, widen, norms)
             data_view = data
             ind_view = indices
             ptr_view = indptr
@@ -266,9 +367,12 @@ cdef class RowSource:
             self.indices = &ind_view[0] if d > 0 else NULL
             self.indptr = NULL
             self.dense = True
-            normarr = np.empty(n if norms else 0, dtype=np.float64)
+            given = (norms and checked is not None and checked.sqnorms is not None
+                     and checked.matches(X))
+            normarr = checked.sqnorms if given else np.empty(n if norms else 0,
+                                                             dtype=np.float64)
             norm_view = normarr
-            if norms:
+            if norms and not given:
                 with nogil:
                     for i in range(n):
                         vals = self.data + i * d

@@ -238,8 +238,11 @@ class _HingeSGD(WeightsModel, _PairwiseSGD):
         return {"lam": [c * s for c in (1e-6, 1e-5, 1e-4, 1e-3, 1e-2)]}
 
     def _objective(self, rows, y):
-        """``lam/2 ||w||^2 +`` the mean pair loss of the returned model."""
-        scores = self._raw_scores(rows)
+        """``lam/2 ||w||^2 +`` the mean pair loss of the returned model (O(n log n))."""
+        return self._scores_objective(self._raw_scores(rows), y)
+
+    def _scores_objective(self, scores, y):
+        """:meth:`_objective` given the returned model's scores of the rows."""
         return (0.5 * self.lam_ * self._coef_norms()[0]
                 + self._pair_loss(scores[y > 0], scores[y < 0]))
 
@@ -580,13 +583,38 @@ class PSAM(ASAM):
     returned. ``lam`` is Alg. 11's ``gamma``.
 {_AVERAGE_MERGE}
 
+    Defaults that add to the dissertation, chosen on the four text sets (news20,
+    reuters_acq, sector, webkb_course) and checked on w8a and spambase: the average
+    weights snapshot ``t`` by ``t ** 8`` (``avg_power=8``; the dissertation's plain
+    mean is ``avg_power=0``) and ``n_epochs="auto"`` stops after the first pass that
+    improves the objective by less than ``tol`` (``n_iter_no_change=1``). Measured
+    (median of 3 seeds, epochs of ``fit`` / test AUC, against ASAM's ``avg_power=2``
+    and ``n_iter_no_change=2``): news20 6 / 0.9670 against 7-8 / 0.9678, reuters_acq
+    4-5 / 0.9971 against 5-6 / 0.9971, sector 6 / 0.9881 against 7-8 / 0.9887,
+    webkb_course 5 / 0.9974 against 6 / 0.9975, w8a 3 / 0.9685 against 4 / 0.9691,
+    spambase 3-5 / 0.8246 against 4-6 / 0.8235: a fifth fewer epochs at the same
+    AUC within 0.001.
+
     Parameters
     ----------""", fields=dict(_REFERENCE=_REFERENCE, _AVERAGE_MERGE=_AVERAGE_MERGE)) \
-        + _LAM + _COMMON_PARAMS + _AVERAGING_PARAMS + docstring(_TAIL_PARAMS, fields=dict(
-            _TAIL_FIELDS, coef_note="the averaged iterate"))
+        + _LAM + _COMMON_PARAMS \
+        + _AVERAGING_PARAMS.replace("avg_power : float in [0, 8], default=2.0",
+                                    "avg_power : float in [0, 8], default=8.0") \
+        + docstring(_TAIL_PARAMS, fields=dict(
+            _TAIL_FIELDS, coef_note="the averaged iterate",
+            epochs=_TAIL_FIELDS["epochs"].replace("n_iter_no_change : int, default=2",
+                                                  "n_iter_no_change : int, default=1")))
 
     _aucopt_name = "psam"
     _rule = HingeProx
+
+    def __init__(self, lam="auto", t0=None, rskip=16, askip=None, avg_power=8.0,
+                 n_epochs="auto", tol=3e-3, n_iter_no_change=1, max_epochs=50, n_jobs=None,
+                 random_state=None, verbose=0, pos_label=None):
+        super().__init__(lam=lam, t0=t0, rskip=rskip, askip=askip, avg_power=avg_power,
+                         n_epochs=n_epochs, tol=tol, n_iter_no_change=n_iter_no_change,
+                         max_epochs=max_epochs, n_jobs=n_jobs, random_state=random_state,
+                         verbose=verbose, pos_label=pos_label)
 
 
 def _next_stage(m, growth, n):
@@ -736,7 +764,10 @@ class AdaDSGD(ElasticNetModel, _PairwiseSGD):
 
     def _objective(self, rows, y):
         """Half the mean pairwise square loss plus the elastic net of the returned model."""
-        scores = self._raw_scores(rows)
+        return self._scores_objective(self._raw_scores(rows), y)
+
+    def _scores_objective(self, scores, y):
+        """:meth:`_objective` given the returned model's scores of the rows."""
         l1, l2 = self._penalty()
         sq, l1_norm = self._coef_norms()
         return (0.5 * mean_pair_square(scores[y > 0], scores[y < 0])
