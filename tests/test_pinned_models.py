@@ -42,9 +42,11 @@ CASES = {
     "psam": dict(lam=1e-3, t0=1e-3 ** -0.75, rskip=16, askip=None, avg_power=0.0,
                  n_epochs=2, random_state=0),
     "adadsgd": dict(eta="auto", lam=1e-5, l1_ratio=0.5, m0=100, n_epochs=2, random_state=0),
-    "opauc": dict(eta=2**-6, lam=1e-4),
-    "adaoam": dict(eta=0.1, lam=1e-4, delta=0.5),
-    "opaucr": dict(tau=20, eta=2**-6, lam=1e-4, random_state=0),
+    # n_epochs=1: the one-pass learners' pinned tree made one pass (now repeated
+    # passes by default)
+    "opauc": dict(eta=2**-6, lam=1e-4, n_epochs=1),
+    "adaoam": dict(eta=0.1, lam=1e-4, delta=0.5, n_epochs=1),
+    "opaucr": dict(tau=20, eta=2**-6, lam=1e-4, n_epochs=1, random_state=0),
     # eta=1e-4: at 1e-2 the pinned tree returned ||w|| ~ 5e12, which the driver now
     # refuses as diverged (the pin for 1e-4 was written by the same old tree)
     "uni_exp": dict(eta=1e-4),
@@ -53,10 +55,11 @@ CASES = {
                  random_state=0),
     # kappa="max": the theorem's bound, the pinned tree's rule (now kappa="rms" by default)
     "spdam": dict(lam=1e-3, batch_size=0.1, n_epochs=3, kappa="max", random_state=0),
-    "oam_seq": dict(C=0.5, buffer_size=20, buffer="reservoir", random_state=0),
-    "oam_gra": dict(C=0.05, buffer_size=20, buffer="fifo", random_state=0),
+    "oam_seq": dict(C=0.5, buffer_size=20, buffer="reservoir", n_epochs=1, random_state=0),
+    "oam_gra": dict(C=0.05, buffer_size=20, buffer="fifo", n_epochs=1, random_state=0),
     "cbr": dict(C=0.5, eta=0.7, buffer_size=10, buffer="fifo", random_state=0),
-    "cbr_diag": dict(C=0.5, eta=0.7, buffer_size=20, buffer="reservoir", random_state=0),
+    "cbr_diag": dict(C=0.5, eta=0.7, buffer_size=20, buffer="reservoir", n_epochs=1,
+                     random_state=0),
 }
 DATASETS = ("ionosphere", "spambase", "dna_ei")
 N_ROWS = 600

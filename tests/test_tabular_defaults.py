@@ -1,0 +1,91 @@
+"""Defaults for small imbalanced tabular data: repeated passes of the one-pass
+learners until their objective stalls, and the retry of a diverged default fit."""
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import aucopt
+from aucopt import driver
+from aucopt.datasets import Scaler, load
+from aucopt.learners import square
+from test_square import snapshot
+
+REPEATED = ["oam_seq", "oam_gra", "cbr_diag", "opauc", "opaucr", "adaoam"]
+
+
+def _small_imbalanced(seed=0, n=200, positives=12, heavy=0):
+    """``n`` standardised spambase rows with ``positives`` positives; ``heavy``
+    of the rows scaled 100 times before standardising (outliers)."""
+    X, y = load("spambase")
+    X = X.toarray()
+    rng = np.random.default_rng(seed)
+    pos, neg = np.flatnonzero(y == y.max()), np.flatnonzero(y != y.max())
+    keep = np.sort(np.concatenate([rng.choice(pos, positives, replace=False),
+                                   rng.choice(neg, n - positives, replace=False)]))
+    X, y = X[keep], y[keep]
+    if heavy:
+        X[rng.choice(n, heavy, replace=False)] *= 100.0
+    return np.ascontiguousarray(Scaler("standard").fit_transform(X)), y
+
+
+@pytest.mark.parametrize("name", REPEATED)
+def test_default_repeats_shuffled_passes_until_the_objective_stalls(name):
+    X, y = _small_imbalanced()
+    auto = aucopt.get(name, random_state=0).fit(X, y)
+    assert auto.n_passes_ > 1 and auto.stop_reason_ in ("tol", "max_epochs")
+    # the passes stop where the driver's stall rule on the recorded objective says
+    stall = driver.Stall(auto.tol, auto.n_iter_no_change)
+    stops = [stall.update(value) for value in auto.history_[:, 1]]
+    assert stops[-1] == (auto.stop_reason_ == "tol") and not any(stops[:-1])
+    # and the model is the fit of that many passes (same shuffles)
+    fixed = aucopt.get(name, n_epochs=auto.n_passes_, random_state=0)
+    np.testing.assert_array_equal(fixed.fit(X, y).coef_, auto.coef_)
+    # n_epochs=1 is the paper's single pass
+    one = aucopt.get(name, n_epochs=1, random_state=0).fit(X, y)
+    assert one.n_passes_ == 1 and one.t_ == len(y)
+
+
+def _too_large(monkeypatch, cls, factor):
+    """Make ``cls``'s "auto" eta ``factor`` times its rule (a rule that diverges)."""
+    rules = dict(cls._auto_params)
+    rule = rules["eta"]
+    rules["eta"] = lambda self, s, rows: factor * rule(self, s, rows)
+    monkeypatch.setattr(cls, "_auto_params", rules)
+
+
+def test_diverged_default_fit_retries_with_a_smaller_step(monkeypatch):
+    X, y = _small_imbalanced(heavy=3)
+    first = aucopt.get("opauc", random_state=0).fit(X, y)
+    assert first.n_retries_ == 0
+    _too_large(monkeypatch, square.OPAUC, 2.0 ** 10)
+    model = aucopt.get("opauc", random_state=0).fit(X, y)
+    assert model.n_retries_ >= 1
+    assert model.eta_ == pytest.approx(first.eta_ * 2.0 ** 10
+                                       * driver.RETRY_FACTOR ** model.n_retries_, rel=1e-12)
+    # the attempt before diverged, and the model is the fit with the step given
+    with pytest.raises(FloatingPointError):
+        aucopt.get("opauc", eta=model.eta_ / driver.RETRY_FACTOR, random_state=0).fit(X, y)
+    again = aucopt.get("opauc", eta=model.eta_, random_state=0).fit(X, y)
+    np.testing.assert_array_equal(again.coef_, model.coef_)
+    assert "n_retries_" not in again.__dict__  # a step the user gave is not retried
+
+
+def test_retries_exhausted_raise_and_leave_the_model_unchanged(monkeypatch):
+    X, y = _small_imbalanced(heavy=3)
+    model = aucopt.get("opauc", random_state=0).fit(X, y)
+    before = snapshot(model)
+    _too_large(monkeypatch, square.OPAUC, 2.0 ** 10)
+    monkeypatch.setattr(driver, "MAX_RETRIES", 1)
+    with pytest.raises(FloatingPointError, match="diverged"):
+        model.fit(X, y)
+    assert snapshot(model) == before
+
+
+@pytest.mark.parametrize("name", ["opauc", "opaucr", "adaoam", "solam", "oam_seq",
+                                  "oam_gra", "cbr_diag", "uni_exp", "spam"])
+def test_default_fit_on_heavy_tailed_rows_does_not_raise(name):
+    # a few rows 100 times longer than the rest before standardising, dense and CSR
+    X, y = _small_imbalanced(seed=1, heavy=3)
+    for form in (X, sp.csr_matrix(X)):
+        model = aucopt.get(name, random_state=0).fit(form, y)
+        assert np.isfinite(model.decision_function(form)).all()
