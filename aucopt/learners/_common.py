@@ -114,17 +114,18 @@ class RepeatedPasses:
         check_epochs(self)
 
 
-def repeated_passes(tol, one_pass=None, repeated=None, below=None):
+def repeated_passes(tol, one_pass=None, repeated=None, below=None,
+                    tasks="the 56 tasks"):
     """Class decorator of a :class:`RepeatedPasses` learner: its docstring gets the
     ``n_epochs`` family of parameters (``tol``: the default) and the paragraph
     saying why the default departs from the paper's single pass, with the
     learner's measured mean AUC gaps to logistic regression (``one_pass``,
     ``repeated``: strings) and the tasks more than 0.05 below it by default
-    (``below``), when measured."""
+    (``below``), when measured (on ``tasks``)."""
 
     def deco(cls):
         measured = "" if one_pass is None else (
-            " On the 56 tasks of ``tools/tabular.py`` (imbalanced tabular sets of "
+            f" On {tasks} of ``tools/tabular.py`` (imbalanced tabular sets of "
             "100-5,000 rows, half of them with heavy-tailed rows; stratified 5-fold "
             "CV) its mean test AUC minus that of scikit-learn's "
             f"``LogisticRegression()`` went from {one_pass} with one pass to "
