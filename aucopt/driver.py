@@ -381,7 +381,8 @@ def _train_until_stalled(learner, rows, y):
     "tol"``) or after ``max_epochs`` passes (``"max_epochs"``).
     """
     monitor = _monitor_rows(rows, y)
-    stall = Stall(learner.tol, learner.n_iter_no_change)
+    own = getattr(learner, "_stall_rule", None)  # a learner with a convergence certificate
+    stall = own() if own is not None else Stall(learner.tol, learner.n_iter_no_change)
     learner.stop_reason_ = "max_epochs"
     for index in range(int(learner.max_epochs)):
         run_pass(learner, rows, y, index, monitor)
