@@ -805,7 +805,7 @@ class CBR(_ConfidenceWeighted):
 @_documented(50, "fifo", "50 per class; Khalid (2019) evaluates CBR-diag_FIFO only.", "mu",
              "pairs with a positive loss", columns=2,
              column_note=" ``mu``, column 1 the variance ``1/G`` (``variance_``)")
-@repeated_passes("1e-3")
+@repeated_passes("1e-3", "-0.002", "+0.008", 1)
 class CBRDiag(RepeatedPasses, _ConfidenceWeighted):
     """CBR-diag: diagonal confidence-weighted bipartite ranking.
 
