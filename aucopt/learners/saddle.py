@@ -512,7 +512,10 @@ class SPDAM(BaseLearner):
         ``max_epochs`` passes; ``n_iter_no_change`` is not used): ``P(w)``
         oscillates from pass to pass while the iterate converges, and the stall
         rule on it stopped early (400 standardised spambase rows: after 13 passes,
-        ``P`` 1.2% above its minimum; the gap rule runs 50 and ends within 1e-3).""" + tail_doc(
+        ``P`` 1.2% above its minimum; the gap rule runs 50 and ends within 1e-3).
+        On the 56 tasks of ``tools/tabular.py`` the mean test AUC against
+        LogisticRegression() moved from -0.018 to -0.009 (5 tasks more than 0.05
+        below it), without a FloatingPointError.""" + tail_doc(
         verbose="Print one line per pass with the primal objective ``P(w)``.") + """
     n_iter_ : int
         Iterations run.
