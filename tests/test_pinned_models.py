@@ -61,6 +61,11 @@ CASES = {
     "cbr_diag": dict(C=0.5, eta=0.7, buffer_size=20, buffer="reservoir", n_epochs=1,
                      random_state=0),
 }
+# the new default of the one-pass learners, n_epochs="auto" (repeated shuffled
+# passes until the objective stalls), pinned by the tree that introduced it; the
+# bit-exact learners only (keys "<name>+auto")
+AUTO_CASES = {name + "+auto": {**CASES[name], "n_epochs": "auto"}
+              for name in ("oam_seq", "oam_gra", "cbr_diag")}
 DATASETS = ("ionosphere", "spambase", "dna_ei")
 N_ROWS = 600
 
@@ -86,6 +91,7 @@ RTOL = {"opauc": BLAS_RTOL, "opaucr": BLAS_RTOL, "adaoam": BLAS_RTOL, "cbr": BLA
 
 
 def _fit(name, params, X, y):
+    name = name.split("+")[0]
     cls = aucopt.registry.get_class(name)
     accepted = cls().get_params()
     extra = {"shuffle": False} if "shuffle" in accepted else {}  # the pinned tree's order
@@ -96,7 +102,7 @@ def _write():
     out = {}
     for ds in DATASETS:
         X, y = _data(ds)
-        for name, params in CASES.items():
+        for name, params in {**CASES, **AUTO_CASES}.items():
             model = _fit(name, params, X, y)
             out[f"{ds}/{name}/coef"] = model.coef_
             out[f"{ds}/{name}/intercept"] = np.array([model.intercept_])
@@ -105,6 +111,18 @@ def _write():
 
 if os.environ.get("AUCOPT_WRITE_PINS"):
     _write()
+
+
+@pytest.mark.parametrize("ds", DATASETS)
+@pytest.mark.parametrize("name", sorted(AUTO_CASES))
+def test_auto_passes_model_equals_the_pinned_one(name, ds):
+    X, y = _data(ds)
+    with np.load(PINS) as pins:
+        coef = pins[f"{ds}/{name}/coef"]
+    for form in (X, sp.csr_matrix(X)):
+        model = _fit(name, AUTO_CASES[name], form, y)
+        assert model.n_passes_ > 1
+        np.testing.assert_array_equal(model.coef_, coef)
 
 
 @pytest.mark.parametrize("ds", DATASETS)
