@@ -135,7 +135,9 @@ def repeated_passes(tol, one_pass=None, repeated=None, below=None,
             "it). The default departs from it: one pass over a few hundred rows with "
             "tens of positives is too little training, so ``fit`` repeats passes, "
             "shuffled each time, until the training objective stalls (as the SGD "
-            "learners do)." + measured],
+            "learners do). Each pass's rows count in the model's statistics and "
+            "``t_`` (its merge weight): for :meth:`merge` fit the parts with "
+            "``n_epochs=1`` (a distributed fit makes one pass)." + measured],
             parameters=[docstring(EPOCH_PARAMS, fields={"tol": tol}).strip("\n")])
         return cls
 
