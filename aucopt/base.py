@@ -91,6 +91,7 @@ class BaseLearner(MergeMixin, Estimator):
         "intercept_": Scalar(float),
         "n_passes_": Scalar(int, low=0, optional=True),
         "objective_": Scalar(float, optional=True),
+        "n_retries_": Scalar(int, low=0, optional=True),
         "stop_reason_": Scalar(str, choices=("n_epochs", "tol", "max_epochs", "max_newton",
                                              "no_progress"), optional=True),
         # a plugin's ranking vector (built-in learners derive coef_ from their state)
@@ -103,6 +104,9 @@ class BaseLearner(MergeMixin, Estimator):
     # from the data (s = the mean squared row norm, ``row_scale_``); the value in use
     # is the fitted attribute ``<name>_``, fixed by the first data a model sees
     _auto_params = {}
+    # the "auto" step parameter that a diverged fit retries smaller (None: no retry;
+    # see aucopt.driver.fit)
+    _retry_param = None
 
     def __sklearn_tags__(self):
         # only scikit-learn calls this, so it is installed when we get here

@@ -51,7 +51,8 @@ How :func:`fit` trains:
   block's rows in a fresh random order per round. A ``partial_fit`` of the
   pairwise learners draws its pairs within its block: use blocks of thousands of
   rows. The one-pass averaging
-  learners (the buffered learners, ``uni_exp``) and ``spdam`` run one round;
+  learners (the buffered learners, ``uni_exp``) and ``spdam`` run one round (a
+  buffered learner's repeated passes of ``n_epochs="auto"`` are ``fit``'s only);
 * the intercept is the OPTROC threshold of the final model's scores on all the
   training rows (gathered on the client: 16 bytes per row), as for ``fit``;
 * ``sample_weight`` (a dask array or array aligned with ``y``) weighs the rows as
@@ -598,7 +599,10 @@ def fit(estimator, X, y=None, client=None, n_rounds=None, *, n_parts=None,
     client = _Watched(client if client is not None else _default_client(distributed),
                       distributed)
     online = isinstance(estimator, OnlineMixin)
-    epochs = online and "n_epochs" in estimator.get_params()
+    # a learner whose partial_fit over a stream's chunks equals its fit's pass
+    # (traits.stream "chunks") trains in one pass over the data, whatever n_epochs
+    epochs = (online and "n_epochs" in estimator.get_params()
+              and cls.traits.stream != "chunks")
     rounds, stall = _rounds(estimator, n_rounds, epochs)
 
     entropy = int(check_random_state(estimator.random_state).integers(2**63)) \

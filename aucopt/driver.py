@@ -45,7 +45,8 @@ __all__ = ["fit", "partial_fit", "learn_chunk", "train", "run_pass", "transactio
            "check_fitted",
            "check_params", "ranking_scores", "raw_scores", "rows_of", "objective",
            "resolve_auto", "fix_auto", "resolved_params", "set_stream", "part_streams",
-           "adopt", "Stall", "DIVERGED", "LOSS_LIMIT", "MONITOR_ROWS", "PROGRESS_SECONDS",
+           "adopt", "retry_scale", "Stall", "DIVERGED", "MAX_RETRIES", "RETRY_FACTOR",
+           "LOSS_LIMIT", "MONITOR_ROWS", "PROGRESS_SECONDS",
            "HISTORY_COLUMNS"]
 
 # A model whose scores on the training rows can exceed this is refused as diverged
@@ -56,6 +57,13 @@ DIVERGED = 1e10
 # refused as diverged: a step too large can leave the iterate oscillating far beyond
 # the optimum with scores that overflow nothing, a model that ranks at chance or worse.
 LOSS_LIMIT = 100.0
+# A default fit that diverges (FloatingPointError) is run again from scratch, at most
+# MAX_RETRIES times, with the "auto" step (``_retry_param``) multiplied by RETRY_FACTOR
+# each time: the "auto" steps are set from the mean squared row norm, and a few rows
+# 10-100 times longer than the rest (outliers left after standardising) can make them
+# diverge. The model records ``n_retries_`` and the step in use.
+MAX_RETRIES = 6
+RETRY_FACTOR = 0.25
 # The automatic stopping rule evaluates the objective, and the verbose line the
 # training AUC, on at most this many rows.
 MONITOR_ROWS = 20_000
@@ -81,24 +89,51 @@ def fit(learner, X, y, sample_weight=None, validation_data=None):
                   else _check_validation(learner, validation_data, X.shape[1], classes))
     learner._check_params()
     X, y_pm, weights = _drop_unweighted(X, y_pm, weights, fit=True)
-    with transaction(learner, fresh=True):
-        learner._clear_fitted()
-        learner.classes_ = classes
-        learner.n_features_in_ = X.shape[1]
-        rows, y_rows = weighted_rows(learner, X, y_pm, weights, fit_map=True, fit=True)
-        learner._history = _History(learner, rows, y_rows, validation)
-        if _own_fit(learner) is None:
-            learner._train(rows, y_rows)
-        else:
-            learner._fit(X, y_pm, **({} if weights is None else {"sample_weight": weights}))
-            learner._invalidate()
-        if not learner._coef_finite():
-            diverged(learner, "non-finite weights")
-        learner._finish(rows, y_rows)
-        learner.__dict__.pop("_row_weights", None)
-        learner.__dict__.pop("_monitor_scores", None)
-        learner.__dict__.pop("_history").store()
-    return learner
+    retries = 0
+    while True:
+        try:
+            with transaction(learner, fresh=True):
+                learner._clear_fitted()
+                learner.classes_ = classes
+                learner.n_features_in_ = X.shape[1]
+                if _retries(learner):
+                    learner._retry_scale = RETRY_FACTOR ** retries
+                rows, y_rows = weighted_rows(learner, X, y_pm, weights, fit_map=True,
+                                             fit=True)
+                learner._history = _History(learner, rows, y_rows, validation)
+                if _own_fit(learner) is None:
+                    learner._train(rows, y_rows)
+                else:
+                    learner._fit(X, y_pm, **({} if weights is None
+                                             else {"sample_weight": weights}))
+                    learner._invalidate()
+                if not learner._coef_finite():
+                    diverged(learner, "non-finite weights")
+                learner._finish(rows, y_rows)
+                if _retries(learner):
+                    learner.n_retries_ = retries
+                for name in ("_row_weights", "_monitor_scores", "_retry_scale"):
+                    learner.__dict__.pop(name, None)
+                learner.__dict__.pop("_history").store()
+            return learner
+        except FloatingPointError:
+            if not _retries(learner) or retries >= MAX_RETRIES:
+                raise
+            retries += 1
+
+
+def _retries(learner):
+    """Whether a diverged ``fit`` of ``learner`` is retried with a smaller step: its
+    ``_retry_param`` is "auto" (a step the user gave is the user's)."""
+    name = learner._retry_param
+    return name is not None and isinstance(getattr(learner, name), str)
+
+
+def retry_scale(learner):
+    """The factor this ``fit`` attempt puts on the "auto" value of the learner's
+    ``_retry_param``: ``RETRY_FACTOR`` to the number of diverged attempts before it
+    (1 outside ``fit``, e.g. for ``partial_fit`` or a distributed fit)."""
+    return learner.__dict__.get("_retry_scale", 1.0)
 
 
 def partial_fit(learner, X, y, classes=None, sample_weight=None):
@@ -354,7 +389,8 @@ def _train_until_stalled(learner, rows, y):
     sort.
     """
     monitor = _monitor_rows(rows, y)
-    stall = Stall(learner.tol, learner.n_iter_no_change)
+    own = getattr(learner, "_stall_rule", None)  # a learner with a convergence certificate
+    stall = own() if own is not None else Stall(learner.tol, learner.n_iter_no_change)
     learner.stop_reason_ = "max_epochs"
     for index in range(int(learner.max_epochs)):
         run_pass(learner, rows, y, index, monitor)
@@ -648,7 +684,9 @@ def fix_auto(learner, s, rows):
     for name, rule in learner._auto_params.items():
         value = getattr(learner, name)
         auto = isinstance(value, str) and value == "auto"
-        resolved[name] = float(rule(learner, s, rows) if auto else value)
+        resolved[name] = float(rule(learner, s, rows) * (
+            retry_scale(learner) if name == learner._retry_param else 1.0)
+            if auto else value)
         setattr(learner, name + "_", resolved[name])
     return resolved
 

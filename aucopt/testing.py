@@ -177,6 +177,8 @@ def check_streaming(learner):
     # a stream is taken in its order: compare with a fit that does not shuffle
     keep = {"shuffle": False} if "shuffle" in learner.get_params() else {}
     if mode == "chunks":
+        if "n_epochs" in learner.get_params():  # the stream is one pass
+            keep["n_epochs"] = 1
         fitted = _with_seed(learner, **keep).fit(X, y)
         # data-derived ("auto") parameters are fixed by the first data a model sees:
         # the first chunk for a stream, all rows for fit; give the stream fit's values

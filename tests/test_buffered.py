@@ -29,8 +29,11 @@ PHI = 0.5244005127080407  # Phi^-1(0.7)
 
 def _learner(name, **params):
     """A buffered learner that keeps the row order (the references process rows in
-    the order given; ``fit`` would shuffle them) and, unless given, ``C`` = 1."""
-    return aucopt.get(name, **{"shuffle": False, "C": 1.0, **params})
+    the order given; ``fit`` would shuffle them), makes the papers' one pass (the
+    references' stream) and, unless given, has ``C`` = 1."""
+    one_pass = ({"n_epochs": 1} if "n_epochs" in aucopt.registry.get_class(name)._get_param_names()
+                else {})
+    return aucopt.get(name, **{"shuffle": False, "C": 1.0, **one_pass, **params})
 
 
 def _data(seed=0, n=80, d=12, density=0.4):

@@ -39,7 +39,8 @@ def _explicit(name, X, y, **extra):
     cls = get_class(name)
     params = dict(extra)
     if "n_epochs" in cls().get_params() and name != "spdam":
-        params.setdefault("n_epochs", 2)
+        # the one-pass learners' merges are of their papers' single pass
+        params.setdefault("n_epochs", 1 if cls.traits.stream == "chunks" else 2)
     # seeded: uni_exp's "auto" step is searched by passes in the fit's row order
     seed = {"random_state": 0} if "random_state" in cls().get_params() else {}
     probe = cls(**params, **seed).fit(X, y)
@@ -86,7 +87,7 @@ def test_covariance_statistics_add_up_and_merge_solves(name, data):
     assert merged.t_ == X.shape[0]
     w = pairwise_square_minimiser(X, y, 0.05)
     np.testing.assert_allclose(merged.coef_, w, rtol=1e-9, atol=1e-12 * np.abs(w).max())
-    single = get_class(name)(eta=0.01, lam=0.05, random_state=3).fit(X, y).solve()
+    single = get_class(name)(eta=0.01, lam=0.05, n_epochs=1, random_state=3).fit(X, y).solve()
     np.testing.assert_allclose(merged.coef_, single.coef_, rtol=1e-10,
                                atol=1e-10 * np.abs(w).max())
     # the parts' online iterates are not the minimiser: merging did replace them
@@ -103,11 +104,11 @@ def test_adaoam_merge_adds_the_squared_gradients(data):
 
 def _opaucr_parts(X, y, tau=4, seed=5):
     """Two OPAUCr parts drawing from consecutive segments of seed's stream."""
-    a = aucopt.get("opaucr", tau=tau, eta=0.01, lam=0.05, shuffle=False,
+    a = aucopt.get("opaucr", tau=tau, eta=0.01, lam=0.05, shuffle=False, n_epochs=1,
                    random_state=seed).fit(X[:CUT], y[:CUT])
     rest = np.random.default_rng(seed)
     rest.standard_normal(CUT * tau)  # the draws of the first part's rows
-    b = aucopt.get("opaucr", tau=tau, eta=0.01, lam=0.05, shuffle=False,
+    b = aucopt.get("opaucr", tau=tau, eta=0.01, lam=0.05, shuffle=False, n_epochs=1,
                    random_state=rest).fit(X[CUT:], y[CUT:])
     return a, b
 
@@ -125,7 +126,7 @@ def test_opaucr_sketches_add_up_to_the_sketch_of_one_pass(data):
     w = sketched_square_minimiser(Z, q, merged.class_count_, merged.class_sum_, 0.05)
     scale = np.abs(w).max()
     np.testing.assert_allclose(merged.coef_, w, rtol=1e-9, atol=1e-12 * scale)
-    single = aucopt.get("opaucr", tau=tau, eta=0.01, lam=0.05, shuffle=False,
+    single = aucopt.get("opaucr", tau=tau, eta=0.01, lam=0.05, shuffle=False, n_epochs=1,
                         random_state=5).fit(X, y).solve()
     np.testing.assert_allclose(merged.coef_, single.coef_, rtol=1e-10, atol=1e-10 * scale)
     # the merged stream continues where the last part's ended
@@ -159,11 +160,12 @@ def test_opaucr_solve_keeps_the_factored_products_exact(data):
 
 def test_opaucr_refuses_parts_seeded_alike(data):
     X, y = data
-    a = aucopt.get("opaucr", tau=4, eta=0.01, lam=0.05, random_state=5).fit(X[:CUT], y[:CUT])
-    b = aucopt.get("opaucr", tau=4, eta=0.01, lam=0.05, random_state=5).fit(X[CUT:], y[CUT:])
+    params = dict(tau=4, eta=0.01, lam=0.05, n_epochs=1)
+    a = aucopt.get("opaucr", **params, random_state=5).fit(X[:CUT], y[:CUT])
+    b = aucopt.get("opaucr", **params, random_state=5).fit(X[CUT:], y[CUT:])
     with pytest.raises(ValueError, match="same random_state"):
         a.merge(b)
-    independent = aucopt.get("opaucr", tau=4, eta=0.01, lam=0.05,
+    independent = aucopt.get("opaucr", tau=4, eta=0.01, lam=0.05, n_epochs=1,
                              random_state=6).fit(X[CUT:], y[CUT:])
     assert aucopt.merge([a, independent]).t_ == X.shape[0]
 

@@ -42,9 +42,11 @@ CASES = {
     "psam": dict(lam=1e-3, t0=1e-3 ** -0.75, rskip=16, askip=None, avg_power=0.0,
                  n_epochs=2, random_state=0),
     "adadsgd": dict(eta="auto", lam=1e-5, l1_ratio=0.5, m0=100, n_epochs=2, random_state=0),
-    "opauc": dict(eta=2**-6, lam=1e-4),
-    "adaoam": dict(eta=0.1, lam=1e-4, delta=0.5),
-    "opaucr": dict(tau=20, eta=2**-6, lam=1e-4, random_state=0),
+    # n_epochs=1: the one-pass learners' pinned tree made one pass (now repeated
+    # passes by default)
+    "opauc": dict(eta=2**-6, lam=1e-4, n_epochs=1),
+    "adaoam": dict(eta=0.1, lam=1e-4, delta=0.5, n_epochs=1),
+    "opaucr": dict(tau=20, eta=2**-6, lam=1e-4, n_epochs=1, random_state=0),
     # eta=1e-4: at 1e-2 the pinned tree returned ||w|| ~ 5e12, which the driver now
     # refuses as diverged (the pin for 1e-4 was written by the same old tree)
     "uni_exp": dict(eta=1e-4),
@@ -53,11 +55,17 @@ CASES = {
                  random_state=0),
     # kappa="max": the theorem's bound, the pinned tree's rule (now kappa="rms" by default)
     "spdam": dict(lam=1e-3, batch_size=0.1, n_epochs=3, kappa="max", random_state=0),
-    "oam_seq": dict(C=0.5, buffer_size=20, buffer="reservoir", random_state=0),
-    "oam_gra": dict(C=0.05, buffer_size=20, buffer="fifo", random_state=0),
+    "oam_seq": dict(C=0.5, buffer_size=20, buffer="reservoir", n_epochs=1, random_state=0),
+    "oam_gra": dict(C=0.05, buffer_size=20, buffer="fifo", n_epochs=1, random_state=0),
     "cbr": dict(C=0.5, eta=0.7, buffer_size=10, buffer="fifo", random_state=0),
-    "cbr_diag": dict(C=0.5, eta=0.7, buffer_size=20, buffer="reservoir", random_state=0),
+    "cbr_diag": dict(C=0.5, eta=0.7, buffer_size=20, buffer="reservoir", n_epochs=1,
+                     random_state=0),
 }
+# the new default of the one-pass learners, n_epochs="auto" (repeated shuffled
+# passes until the objective stalls), pinned by the tree that introduced it; the
+# bit-exact learners only (keys "<name>+auto")
+AUTO_CASES = {name + "+auto": {**CASES[name], "n_epochs": "auto"}
+              for name in ("oam_seq", "oam_gra", "cbr_diag")}
 DATASETS = ("ionosphere", "spambase", "dna_ei")
 N_ROWS = 600
 
@@ -83,6 +91,7 @@ RTOL = {"opauc": BLAS_RTOL, "opaucr": BLAS_RTOL, "adaoam": BLAS_RTOL, "cbr": BLA
 
 
 def _fit(name, params, X, y):
+    name = name.split("+")[0]
     cls = aucopt.registry.get_class(name)
     accepted = cls().get_params()
     extra = {"shuffle": False} if "shuffle" in accepted else {}  # the pinned tree's order
@@ -93,7 +102,7 @@ def _write():
     out = {}
     for ds in DATASETS:
         X, y = _data(ds)
-        for name, params in CASES.items():
+        for name, params in {**CASES, **AUTO_CASES}.items():
             model = _fit(name, params, X, y)
             out[f"{ds}/{name}/coef"] = model.coef_
             out[f"{ds}/{name}/intercept"] = np.array([model.intercept_])
@@ -102,6 +111,18 @@ def _write():
 
 if os.environ.get("AUCOPT_WRITE_PINS"):
     _write()
+
+
+@pytest.mark.parametrize("ds", DATASETS)
+@pytest.mark.parametrize("name", sorted(AUTO_CASES))
+def test_auto_passes_model_equals_the_pinned_one(name, ds):
+    X, y = _data(ds)
+    with np.load(PINS) as pins:
+        coef = pins[f"{ds}/{name}/coef"]
+    for form in (X, sp.csr_matrix(X)):
+        model = _fit(name, AUTO_CASES[name], form, y)
+        assert model.n_passes_ > 1
+        np.testing.assert_array_equal(model.coef_, coef)
 
 
 @pytest.mark.parametrize("ds", DATASETS)

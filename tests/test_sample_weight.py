@@ -150,11 +150,13 @@ def test_exact_merge_of_weighted_parts(spambase, name):
     X, y, X_test, _ = spambase
     w = np.random.default_rng(2).integers(0, 4, X.shape[0]).astype(float)
     w[:2] = 1.0
-    a = _learner(name).fit(X[:150], y[:150], sample_weight=w[:150])
-    b = _learner(name, eta=a.eta_, lam=a.lam_).fit(X[150:], y[150:], sample_weight=w[150:])
-    merged = aucopt.merge([_learner(name, eta=a.eta_, lam=a.lam_).fit(
+    a = _learner(name, n_epochs=1).fit(X[:150], y[:150], sample_weight=w[:150])
+    b = _learner(name, eta=a.eta_, lam=a.lam_, n_epochs=1).fit(X[150:], y[150:],
+                                                               sample_weight=w[150:])
+    merged = aucopt.merge([_learner(name, eta=a.eta_, lam=a.lam_, n_epochs=1).fit(
         X[:150], y[:150], sample_weight=w[:150]), b])
-    whole = _learner(name, eta=a.eta_, lam=a.lam_).fit(X, y, sample_weight=w).solve()
+    whole = _learner(name, eta=a.eta_, lam=a.lam_, n_epochs=1).fit(
+        X, y, sample_weight=w).solve()
     assert merged.t_ == w.sum()
     np.testing.assert_allclose(merged.coef_, whole.coef_, rtol=1e-9, atol=1e-12)
     buf = io.BytesIO()
@@ -171,7 +173,7 @@ def test_average_merge_weights_are_total_sample_weight(spambase):
     """An averaging learner's default merge weights are the parts' total weights."""
     X, y, _, _ = spambase
     w = np.random.default_rng(3).integers(1, 5, X.shape[0])
-    parts = [_learner("oam_seq", C=1.0).fit(X[s], y[s], sample_weight=w[s])
+    parts = [_learner("oam_seq", C=1.0, n_epochs=1).fit(X[s], y[s], sample_weight=w[s])
              for s in (slice(0, 100), slice(100, 300))]
     default = aucopt.merge(parts)
     given = aucopt.merge(parts, weights=[w[:100].sum(), w[100:].sum()])

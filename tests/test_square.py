@@ -116,7 +116,7 @@ def test_opauc_gradient_equals_bruteforce_over_all_opposite_rows(sparse):
 def test_opauc_and_adaoam_equal_reference(name, lam, eta):
     X, y = _data(2)
     ref = opauc_steps_ref(X, y, eta, lam, ada=name == "adaoam")
-    clf = aucopt.get(name, eta=eta, lam=lam, shuffle=False).fit(X, y)
+    clf = aucopt.get(name, eta=eta, lam=lam, n_epochs=1, shuffle=False).fit(X, y)
     _close(clf.coef_, ref)
     if lam == 25.0:  # radius 1/sqrt(lam) = 0.2: the projection is active
         assert np.linalg.norm(clf.coef_) == pytest.approx(0.2, rel=1e-12)
@@ -134,8 +134,8 @@ def test_partial_fit_covariance_updates_pending_or_journaled(name, chunk):
     # for bit, and the model agrees with the one-fit reference
     X, y = _data(3, n=50)
     ref = opauc_steps_ref(X, y, 0.2, 0.01, ada=name == "adaoam")
-    fitted = aucopt.get(name, eta=0.2, lam=0.01, shuffle=False).fit(X, y)
-    stream = aucopt.get(name, eta=0.2, lam=0.01, shuffle=False).fit(X[:20], y[:20])
+    fitted = aucopt.get(name, eta=0.2, lam=0.01, n_epochs=1, shuffle=False).fit(X, y)
+    stream = aucopt.get(name, eta=0.2, lam=0.01, n_epochs=1, shuffle=False).fit(X[:20], y[:20])
     for start in range(20, 50, chunk):
         stream.partial_fit(X[start:start + chunk], y[start:start + chunk])
     for key in ("class_count_", "class_sum_", "class_sxx_"):
@@ -151,7 +151,7 @@ def test_small_partial_fit_does_not_copy_the_covariance_sums(name):
     rng = np.random.default_rng(0)
     X = rng.standard_normal((20, d)) / math.sqrt(d)
     y = np.tile([1.0, -1.0], 10)
-    clf = aucopt.get(name).fit(X[:10], y[:10])
+    clf = aucopt.get(name, n_epochs=1).fit(X[:10], y[:10])
     state = sum(v.nbytes for v in vars(clf).values() if isinstance(v, np.ndarray))
     tracemalloc.start()
     try:
@@ -182,7 +182,7 @@ def test_opaucr_factored_steps_equal_dense_reference(sparse):
     rho = np.random.default_rng(4).standard_normal((len(y), 6)) / math.sqrt(6)
     w, Z, q = opaucr_steps_ref(X, y, rho, 0.1, 0.05)
     Xf = sp.csr_matrix(X) if sparse else X
-    fitted = aucopt.get("opaucr", tau=6, eta=0.1, lam=0.05, random_state=4,
+    fitted = aucopt.get("opaucr", tau=6, eta=0.1, lam=0.05, random_state=4, n_epochs=1,
                         shuffle=False).fit(Xf, y)
     # a stream of chunks on a fitted model journals the sketch rows it writes
     stream = aucopt.get("opaucr", tau=6, eta=0.1, lam=0.05, random_state=4,
@@ -262,7 +262,7 @@ def test_square_loss_far_worse_than_zero_is_refused(name, monkeypatch):
     exceeds 100 times that of w = 0, and a fitted model stays as it was."""
     X, y = _correlated()
     s = float(np.mean(np.sum(X * X, axis=1)))
-    params = {"eta": 2.0 ** 0.5 / s, "shuffle": False, "random_state": 0}
+    params = {"eta": 2.0 ** 0.5 / s, "n_epochs": 1, "shuffle": False, "random_state": 0}
     # without the limit the fit returns a broken model whose scores do not overflow
     monkeypatch.setattr(driver, "LOSS_LIMIT", math.inf)
     broken = aucopt.get(name, **params).fit(X, y)
@@ -271,7 +271,7 @@ def test_square_loss_far_worse_than_zero_is_refused(name, monkeypatch):
     monkeypatch.undo()
     model = aucopt.get(name, shuffle=False, random_state=0).fit(X, y)
     assert _pair_square_loss(model.decision_function(X), y) < 1.0  # a sensible model
-    model.set_params(eta=params["eta"])
+    model.set_params(eta=params["eta"], n_epochs=1)
     before = snapshot(model)
     with pytest.raises(FloatingPointError, match="mean pair loss.*lower eta"):
         model.fit(X, y)
@@ -335,10 +335,10 @@ def test_uni_exp_auto_eta_searches_on_the_first_chunk_only():
 
 
 @pytest.mark.parametrize("name,kernel,params,chunk", [
-    ("opauc", "opauc_steps", {}, 1),     # d = 8: pending covariance updates
-    ("opauc", "opauc_steps", {}, 30),    # journaled covariance sums
-    ("adaoam", "opauc_steps", {}, 30),
-    ("opaucr", "opaucr_steps", {"random_state": np.random.default_rng(3)}, 30),
+    ("opauc", "opauc_steps", {"n_epochs": 1}, 1),     # d = 8: pending covariance updates
+    ("opauc", "opauc_steps", {"n_epochs": 1}, 30),    # journaled covariance sums
+    ("adaoam", "opauc_steps", {"n_epochs": 1}, 30),
+    ("opaucr", "opaucr_steps", {"n_epochs": 1, "random_state": np.random.default_rng(3)}, 30),
     ("uni_exp", "uniexp_steps", {}, 30)])
 def test_ctrl_c_mid_pass_leaves_a_fitted_model_bit_identical(monkeypatch, name, kernel,
                                                              params, chunk):

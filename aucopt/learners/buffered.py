@@ -42,9 +42,10 @@ from aucopt._docs import docstring, fill
 from aucopt._state import Array, Generator, Scalar
 from aucopt.base import BaseLearner, OnlineMixin
 from aucopt.traits import Traits
-from aucopt.learners._common import (WeightsModel, auto_or_positive, check_shuffle,
-                                     document_weights, merge_doc, search_scale,
-                                     weights_state)
+from aucopt.learners._common import (RepeatedPasses, WeightsModel, auto_or_positive,
+                                     check_shuffle, document_weights, merge_doc,
+                                     repeated_passes, search_scale, weights_state)
+from aucopt.learners._objectives import mean_pair_hinge
 from aucopt.validation import (check_choice, check_count, check_positive, check_random_state,
                                check_seed, check_state_bytes, row_source)
 
@@ -119,6 +120,7 @@ class _Buffered(WeightsModel, OnlineMixin, BaseLearner):
     # C caps a step measured in units of 1/||x||^2: "auto" is C0 / s (row_scale_)
     _C0 = 1.0
     _auto_params = {"C": lambda self, s, rows: self._C0 / s}
+    _retry_param = "C"  # a diverged default fit retries with a smaller C
 
     # ---- parameters
 
@@ -335,6 +337,12 @@ class _Buffered(WeightsModel, OnlineMixin, BaseLearner):
     def _end_pass(self, rule):
         """After the arrivals (CBR: close the dense view, settle the covariance)."""
 
+    def _objective(self, rows, y):
+        """The mean pairwise hinge loss of the ranking vector (O(n log n)): what the
+        pair updates lower (``n_epochs="auto"`` stops once it stalls)."""
+        scores = self._raw_scores(rows)
+        return mean_pair_hinge(scores[y > 0], scores[y < 0])
+
     def _progress(self):
         count = self.buffer_count_
         return (f"arrivals {self.t_}, model updates {self.n_updates_}, buffers "
@@ -541,7 +549,8 @@ _OAM_UPDATES = "pairs with a positive loss"
 
 @_documented(100, "reservoir", "100 per class as recommended by Zhao et al.; Khalid "
              "(2019, Ch.4) uses 50.", "w", _OAM_UPDATES)
-class OAMSeq(_Buffered):
+@repeated_passes("1e-3", "-0.011", "+0.012", 0)
+class OAMSeq(RepeatedPasses, _Buffered):
     """OAM_seq: online AUC maximization with buffers, sequential PA-I updates.
 
     Zhao, Hoi, Jin & Yang, Online AUC Maximization, ICML 2011 (the sequential
@@ -583,11 +592,16 @@ class OAMSeq(_Buffered):
     _auto_params = {"C": lambda self, s, rows: self._C0 / s * min(
         1.0, 20.0 * self.buffer_size / max(rows.n_rows, 1))}
 
-    def __init__(self, C="auto", buffer_size=100, buffer="reservoir", shuffle=True,
+    def __init__(self, C="auto", buffer_size=100, buffer="reservoir", n_epochs="auto",
+                 tol=1e-3, n_iter_no_change=2, max_epochs=50, shuffle=True,
                  random_state=None, verbose=0, pos_label=None, max_state_bytes=None):
         self.C = C
         self.buffer_size = buffer_size
         self.buffer = buffer
+        self.n_epochs = n_epochs
+        self.tol = tol
+        self.n_iter_no_change = n_iter_no_change
+        self.max_epochs = max_epochs
         self.shuffle = shuffle
         self.random_state = random_state
         self.verbose = verbose
@@ -600,6 +614,7 @@ class OAMSeq(_Buffered):
 
 @_documented(100, "reservoir", "100 per class as recommended by Zhao et al.", "w",
              "pairs with margin ``<= 1``")
+@repeated_passes("1e-3", "-0.023", "+0.004", 3)
 class OAMGra(OAMSeq):
     """OAM_gra: online AUC maximization with buffers, one gradient step per arrival.
 
@@ -654,6 +669,7 @@ class _BufferOGD(_Buffered):
 
     _C0 = 1.0
     _auto_params = {"eta": lambda self, s, rows: self._C0 / s}
+    _retry_param = "eta"
 
     def __init__(self, eta="auto", buffer_size=100, buffer="reservoir", shuffle=True,
                  random_state=None, verbose=0, pos_label=None, max_state_bytes=None):
@@ -790,7 +806,8 @@ class CBR(_ConfidenceWeighted):
 @_documented(50, "fifo", "50 per class; Khalid (2019) evaluates CBR-diag_FIFO only.", "mu",
              "pairs with a positive loss", columns=2,
              column_note=" ``mu``, column 1 the variance ``1/G`` (``variance_``)")
-class CBRDiag(_ConfidenceWeighted):
+@repeated_passes("1e-3", "-0.002", "+0.008", 1)
+class CBRDiag(RepeatedPasses, _ConfidenceWeighted):
     """CBR-diag: diagonal confidence-weighted bipartite ranking.
 
     Khalid, Scalable Large Margin Pairwise Learning Algorithms, PhD dissertation,
@@ -831,13 +848,18 @@ class CBRDiag(_ConfidenceWeighted):
     _merge_rules = {"w_col1": "mean"}
 
     def __init__(self, C="auto", eta=0.7, buffer_size=50, buffer="fifo",
-                 diag_update="precision", shuffle=True, random_state=None, verbose=0,
+                 diag_update="precision", n_epochs="auto", tol=1e-3, n_iter_no_change=2,
+                 max_epochs=50, shuffle=True, random_state=None, verbose=0,
                  pos_label=None, max_state_bytes=None):
         self.C = C
         self.eta = eta
         self.buffer_size = buffer_size
         self.buffer = buffer
         self.diag_update = diag_update
+        self.n_epochs = n_epochs
+        self.tol = tol
+        self.n_iter_no_change = n_iter_no_change
+        self.max_epochs = max_epochs
         self.shuffle = shuffle
         self.random_state = random_state
         self.verbose = verbose

@@ -33,6 +33,7 @@ from aucopt._kernels._stats import ClassSums
 from aucopt._kernels._weights import Weights, dense_scores
 from aucopt._docs import docstring
 from aucopt._state import Array, Generator, Scalar
+from aucopt import driver
 from aucopt.base import BaseLearner
 from aucopt.traits import Traits
 from aucopt.learners._common import (AVERAGED_WEIGHTS, EPOCH_PARAMS,
@@ -438,6 +439,18 @@ class _Iterate:
     """SPDAM's primal-dual iterate and the constants of the problem during a fit."""
 
 
+class _GapRule:
+    """SPDAM's stopping rule (the driver's ``Stall`` interface): True once the
+    pass's duality gap is at most ``tol``."""
+
+    def __init__(self, iterate, tol):
+        self.iterate = iterate
+        self.tol = tol
+
+    def update(self, value):
+        return self.iterate.gap <= self.tol
+
+
 class SPDAM(BaseLearner):
     __doc__ = docstring("""SPDAM: stochastic primal-dual AUC maximisation, mini-batch.
 
@@ -487,12 +500,24 @@ class SPDAM(BaseLearner):
     kappa : {{"rms", "max"}}, default="rms"
         The row-norm bound in the theorem's ``sigma`` and ``tau``: "max" is the
         theorem's ``max ||xt_i||``, "rms" (the default, a departure explained
-        above) the root mean square of ``||xt_i||``.
+        above) the root mean square of ``||xt_i||``. A default fit whose "rms"
+        steps diverge (the gap rule of ``n_epochs="auto"`` runs until the
+        optimum, where the stall rule stopped early; 17 of the 280 fits of
+        ``tools/tabular.py``) is run again with the theorem's "max"
+        (``n_retries_``).
     random_state : int, numpy Generator or None, default=None
         Seed of the mini-batch draws.""", fields=dict(
             _SPDAM_MERGE=_SPDAM_MERGE)) + _EPOCHS + """
         A pass is ``ceil(n / m_b)`` iterations; the paper does not state how many
-        it runs (the objective monitored by "auto" is ``P(w)``).""" + tail_doc(
+        it runs. With "auto", training stops once the duality gap ``P(w) -
+        D(beta)``, an upper bound on ``P(w) - P(w*)``, is at most ``tol`` (or after
+        ``max_epochs`` passes; ``n_iter_no_change`` is not used): ``P(w)``
+        oscillates from pass to pass while the iterate converges, and the stall
+        rule on it stopped early (400 standardised spambase rows: after 13 passes,
+        ``P`` 1.2% above its minimum; the gap rule runs 50 and ends within 1e-3).
+        On the 56 tasks of ``tools/tabular.py`` the mean test AUC against
+        LogisticRegression() moved from -0.018 to -0.009 (5 tasks more than 0.05
+        below it), without a FloatingPointError.""" + tail_doc(
         verbose="Print one line per pass with the primal objective ``P(w)``.") + """
     n_iter_ : int
         Iterations run.
@@ -517,6 +542,8 @@ class SPDAM(BaseLearner):
                     **{k: "mean" for k in ("sigma_", "tau_", "theta_", "kappa_")}}
 
     _auto_params = {"lam": lambda self, s, rows: 1e-3 * s}
+    # a diverged default fit (kappa="rms") is retried with the theorem's kappa
+    _retry_param = "kappa"
 
     def __init__(self, lam="auto", batch_size=0.1, n_epochs="auto", tol=1e-3,
                  n_iter_no_change=2, max_epochs=50, scaling="consistent", kappa="rms",
@@ -598,7 +625,9 @@ class SPDAM(BaseLearner):
         lam = self.lam_
         it.mb = mb = self._batch(n)
         mean_sq, max_sq = centred_sqnorms(rows, y, it.m[1], it.m[0], inv[1], inv[0])
-        if self.kappa == "max":  # the theorem's
+        # the theorem's; also when a fit with "rms" diverged (the driver's retry:
+        # the theorem's constants converge)
+        if self.kappa == "max" or driver.retry_scale(self) < 1.0:
             kappa = math.sqrt(max_sq)
             kappa2 = max(kappa * kappa, 1e-300)
         else:
@@ -618,7 +647,8 @@ class SPDAM(BaseLearner):
         it.u = np.zeros(d)
         it.dx = np.zeros(d)
         it.dsum = np.zeros(2)
-        it.dual = DualStep(np.zeros(n), it.dx, it.dsum, sigma, inv[1], inv[0])
+        it.beta = np.zeros(n)
+        it.dual = DualStep(it.beta, it.dx, it.dsum, sigma, inv[1], inv[0])
         it.per_pass = max(1, -(-n // mb))
         it.objective = None
         self._iterate = it
@@ -643,8 +673,26 @@ class SPDAM(BaseLearner):
         it.w, it.wbar = w, wbar
         self.coef_ = w
         self.n_iter_ += it.per_pass
-        if self.verbose:
+        if self.verbose or self.n_epochs == "auto":
             it.objective = self._objective(rows, y)
+            it.gap = it.objective - self._dual_objective()
+
+    def _dual_objective(self):
+        """The dual objective ``D(beta) = min_w L(w, beta) <= P(w*)`` of the current
+        dual iterate: ``-(1/2n) ||beta||^2 - c^T A^-1 c / 2`` with ``c = u + bvec``,
+        ``u = (1/n) sum_i beta_i xt_i`` and ``A = lam I + bvec bvec^T`` (O(n + d))."""
+        it = self._iterate
+        c = it.u + it.bvec
+        bc = float(it.bvec @ c)
+        quad = (float(c @ c) - bc * bc / (self.lam_ + it.bb)) / self.lam_
+        return -0.5 * float(it.beta @ it.beta) / it.beta.size - 0.5 * quad
+
+    def _stall_rule(self):
+        """``n_epochs="auto"`` stops once the duality gap ``P(w) - D(beta)``, an upper
+        bound on ``P(w) - P(w*)``, is at most ``tol`` (the primal objective alone
+        oscillates from pass to pass while the extrapolated iterate converges: a
+        stall rule on it stops far from the optimum)."""
+        return _GapRule(self._iterate, self.tol)
 
     def _objective(self, rows, y):
         """The primal objective ``P(coef_)`` on the training rows."""
