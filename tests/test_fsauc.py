@@ -295,3 +295,45 @@ def test_default_passes_reach_the_objective_on_a_small_imbalanced_set():
     assert model.data_passes_ == 64
     assert loss(model) < 1.05 * long
     assert loss(aucopt.get("fsauc", n_passes=1, random_state=0).fit(X, y)) > 2 * long
+
+
+def _constrained_gap(X, y, w, R):
+    """The mean pair square loss of ``w`` on (X, y) minus its minimum over ``||w|| <= R``
+    (the quadratic ``1 - 2 w.dm + w^T (S+ + S- + dm dm^T) w``, dm the class means'
+    difference, S the class covariances; the minimiser on the ball by bisection on
+    the multiplier)."""
+    P, N = X[y > 0], X[y < 0]
+    dm = P.mean(0) - N.mean(0)
+    A = np.cov(P.T, bias=True) + np.cov(N.T, bias=True) + np.outer(dm, dm)
+    best = np.linalg.solve(A, dm)
+    if np.linalg.norm(best) > R:
+        low, high = 0.0, 1e6
+        for _ in range(200):
+            mu = 0.5 * (low + high)
+            best = np.linalg.solve(A + mu * np.eye(dm.size), dm)
+            low, high = (mu, high) if np.linalg.norm(best) > R else (low, mu)
+    return (w @ A @ w - 2 * w @ dm) - (best @ A @ best - 2 * best @ dm)
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_default_passes_reach_the_constrained_minimum_for_every_row_order(seed):
+    """FSAUC's convergence on 1,000 standardised spambase rows with 6% positives
+    (the largest row norm 7 times the mean): one pass, the analysed setting, lands
+    0.45-4.2 above the minimum over the ball depending on the row order, worse than
+    w = 0 (0.79-0.83 above) for some orders; the default passes (64 here) land
+    within 0.03 of it for every order. The kernel follows the specification step by
+    step (test_fit_equals_reference): this is the algorithm at this sample size,
+    not a defect."""
+    import aucopt
+
+    X, y = load("spambase")
+    rng = np.random.default_rng(seed)
+    rows = np.concatenate([rng.choice(np.flatnonzero(y > 0), 60, replace=False),
+                           rng.choice(np.flatnonzero(y < 0), 940, replace=False)])
+    X, y = Scaler().fit_transform(X[rows].toarray()), y[rows]
+    for order in range(3):
+        model = aucopt.get("fsauc", random_state=order).fit(X, y)
+        assert _constrained_gap(X, y, model.coef_, model.R_) < 0.03
+    one = [_constrained_gap(X, y, aucopt.get("fsauc", n_passes=1, random_state=order)
+                            .fit(X, y).coef_, model.R_) for order in range(3)]
+    assert max(one) > 0.4
