@@ -124,9 +124,14 @@ def fit(learner, X, y, sample_weight=None, validation_data=None):
 
 def _retries(learner):
     """Whether a diverged ``fit`` of ``learner`` is retried with a smaller step: its
-    ``_retry_param`` is "auto" (a step the user gave is the user's)."""
+    ``_retry_param`` holds its default, a rule such as "auto" (a value the user
+    chose is the user's: SPDAM's explicit ``kappa="max"`` is not retried)."""
     name = learner._retry_param
-    return name is not None and isinstance(getattr(learner, name), str)
+    if name is None:
+        return False
+    default = inspect.signature(type(learner).__init__).parameters[name].default
+    value = getattr(learner, name)
+    return isinstance(value, str) and value == default
 
 
 def retry_scale(learner):

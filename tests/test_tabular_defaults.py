@@ -155,3 +155,13 @@ def test_fsauc_lowers_its_objective_with_passes_on_few_positives():
     assert gaps[0] > gaps[1] > gaps[2] >= -1e-9
     auto = aucopt.get("fsauc", random_state=1).fit(X, y)
     assert _pair_square(auto.coef_, X, y) - best < 0.05 * best
+
+
+def test_only_a_default_step_rule_is_retried():
+    # a value the user chose is the user's, even a rule: SPDAM's kappa="max" (the
+    # theorem's) is what its default retries with, so retrying it would rerun it as is
+    assert driver._retries(aucopt.get("spdam"))
+    assert not driver._retries(aucopt.get("spdam", kappa="max"))
+    assert driver._retries(aucopt.get("opauc"))
+    assert not driver._retries(aucopt.get("opauc", eta=0.1))
+    assert not driver._retries(aucopt.get("psam"))  # no retried step
