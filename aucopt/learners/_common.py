@@ -14,7 +14,7 @@ import numpy as np
 
 from aucopt._docs import docstring, entries, fill
 from aucopt._kernels._ranksvm import dot
-from aucopt._kernels._weights import ElasticNetWeights, Weights
+from aucopt._kernels._weights import ElasticNetWeights, Weights, dense_scores
 from aucopt._state import Array, Scalar
 from aucopt.driver import MAX_RETRIES, RETRY_FACTOR
 from aucopt.validation import (auto_or_positive, check_count, check_positive, check_seed,
@@ -299,6 +299,11 @@ class WeightsModel(_CoefFromState):
         return self._weights().norms(self._averaged)
 
     def _raw_scores(self, rows):
+        # the average's scores read two state columns per entry: X @ coef_ (read out
+        # once, O(d), and cached) is 2-4 times faster once the rows' entries are d
+        if self._averaged and ("_coef_cache" in self.__dict__
+                               or rows.nnz >= self.weights_.shape[0]):
+            return dense_scores(rows, self.coef_)
         return self._weights().scores(rows, self._averaged)
 
     def _weight_norm(self):
