@@ -62,6 +62,16 @@ def test_every_learner_docstring_names_its_paper(name):
     assert re.search(r"\b(19|20)\d\d\b", doc), f"{name}: no year of a cited paper"
 
 
+@pytest.mark.parametrize("name", sorted(n for n in aucopt.available()
+                                         if aucopt.registry.get_class(n)._retry_param))
+def test_learners_that_retry_a_diverged_fit_document_n_retries(name):
+    from aucopt._docs import entries
+
+    found = [text for names, text in entries(aucopt.registry.get_class(name).__doc__,
+                                             "Attributes") if "n_retries_" in names]
+    assert len(found) == 1 and "``fit`` diverged" in found[0], found
+
+
 # Code comments too: the research notes (their specification, design notes and list of
 # errata) are not in the repository, so the source says what it means and cites papers.
 NOTE_POINTER = re.compile(r"ALGORITHMS\.md|DESIGN\.md|\bDESIGN\b|(?i:\berrat(um|a)\b)")

@@ -46,6 +46,17 @@ def test_row_source_dense_rows_match_numpy():
         rows.get_row(30)
 
 
+def test_row_source_nnz_counts_the_entries_its_rows_hand_out():
+    X = _matrix(2)
+    Xs = sp.csr_matrix(X)
+    order = np.array([5, 4, 5, 0], dtype=np.int64)
+    assert RowSource(X).nnz == X.size
+    assert RowSource(Xs).nnz == np.count_nonzero(X)
+    assert RowSource(Xs).take(order).nnz == np.count_nonzero(X[order])
+    assert RowSource(X).take(order).nnz == order.size * X.shape[1]
+    assert RowSource(sp.csr_matrix((0, 12))).nnz == 0
+
+
 def test_row_source_refuses_unvalidated_input():
     X = _matrix()
     with pytest.raises(TypeError):

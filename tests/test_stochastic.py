@@ -468,6 +468,29 @@ def test_ctrl_c_stops_every_thread_and_rolls_back(monkeypatch, sigint):
     np.testing.assert_array_equal(clf.weights_, state)
 
 
+@pytest.mark.parametrize("name", ["psam", "asam"])
+def test_averaged_scores_through_coef_equal_the_states_average(name):
+    """An averaged model scores many rows as ``X @ coef_`` (coef_ read out once and
+    cached), a few rows from the state: the same scores, to rounding, dense and CSR."""
+    from aucopt.validation import check_X, finite_rows
+
+    X, y = load("dna_ei")
+    model = aucopt.get(name, n_epochs=2, random_state=0).fit(X, y)
+    for data in (X, sp.csr_matrix(X)):
+        rows = finite_rows(check_X(data))
+        model._invalidate()
+        state = model._weights().scores(rows, True)
+        many = model._raw_scores(rows)
+        assert "_coef_cache" in model.__dict__
+        np.testing.assert_allclose(many, state, rtol=0, atol=1e-12 * np.abs(state).max())
+    # one sparse row has fewer entries than d: scored from the state, coef_ not read out
+    model._invalidate()
+    one = rows.take(np.array([7], dtype=np.int64))
+    assert one.nnz < X.shape[1]
+    np.testing.assert_array_equal(model._raw_scores(one), state[7:8])
+    assert "_coef_cache" not in model.__dict__
+
+
 @pytest.mark.parametrize("name", ["psam", "adadsgd"])
 def test_threshold_reuses_the_stopping_rules_last_scores(name, monkeypatch):
     """With n_epochs="auto" on at most MONITOR_ROWS rows, the stopping rule scores

@@ -436,6 +436,19 @@ cdef class RowSource:
         return sqnorm_of(self, i)
 
     @property
+    def nnz(self):
+        """Entries the rows hand out (``n_rows * n_features`` for dense rows)."""
+        cdef Py_ssize_t i
+        cdef int64_t total = 0
+        if self.dense:
+            return self.n_rows * self.n_features
+        if self.order == NULL:
+            return int(self.indptr[self.n_rows] - self.indptr[0]) if self.n_rows else 0
+        for i in range(self.n_rows):
+            total += self.indptr[self.order[i] + 1] - self.indptr[self.order[i]]
+        return int(total)
+
+    @property
     def has_norms(self):
         """Whether squared row norms were computed."""
         return self.sqnorms != NULL or self.n_rows == 0
