@@ -54,6 +54,7 @@ _AVERAGED = """
         The averaged ``w``."""
 
 _EPOCHS = docstring(EPOCH_PARAMS, fields={"tol": "1e-3"})
+_FINE_EPOCHS = docstring(EPOCH_PARAMS, fields={"tol": "1e-5"})
 
 _SOLAM_MERGE = merge_doc("average", """averages the current ``w``, ``a``, ``b``,
     ``alpha`` with the models' weights (by default the rows each trained on) and
@@ -101,6 +102,15 @@ class SOLAM(_Streaming):
     an exact lazy weighted average.
 {_SOLAM_MERGE}
 
+    ``fit`` repeats shuffled passes until the objective stalls (the paper makes one
+    pass), with ``tol=1e-5`` where SPDAM uses 1e-3: on
+    small sets, above all those with outlier rows, the 1e-3 rule stopped while
+    further passes still raised the test AUC. On the 56 tasks of
+    ``tools/tabular.py`` ``tol=1e-3`` came 0.038 below LogisticRegression() on
+    average with 16 tasks more than 0.05 below it, ``tol=1e-5`` 0.030 below with
+    12 (1e-4: 0.032 and 13; 1e-6 as 1e-5; 100 passes: 0.028 and 12 at twice the
+    time). ``n_epochs=1`` is the paper's single pass.
+
     Parameters
     ----------
     eta : float or "auto", default="auto"
@@ -133,7 +143,7 @@ class SOLAM(_Streaming):
         row norm seen (the whole training set in ``fit``; the chunks so far in
         ``partial_fit``, so chunked streaming equals ``fit`` when ``kappa`` is
         given or the first chunk holds the largest row).""", fields=dict(
-            _SOLAM_MERGE=_SOLAM_MERGE)) + _EPOCHS + _SHUFFLE + tail_doc(coef=_AVERAGED) + """
+            _SOLAM_MERGE=_SOLAM_MERGE)) + _FINE_EPOCHS + _SHUFFLE + tail_doc(coef=_AVERAGED) + """
     eta_, R_, row_scale_ : float
         The step scale, radius and mean squared row norm in use.
     a_, b_, alpha_ : float
@@ -173,7 +183,7 @@ class SOLAM(_Streaming):
                     **{k: "mean" for k in ("a_last_", "b_last_", "alpha_last_")},
                     **{k: "sum" for k in ("a_sum", "b_sum", "alpha_sum")}}
 
-    def __init__(self, eta="auto", lam=0.0, R="auto", kappa=None, n_epochs="auto", tol=1e-3,
+    def __init__(self, eta="auto", lam=0.0, R="auto", kappa=None, n_epochs="auto", tol=1e-5,
                  n_iter_no_change=2, max_epochs=50, shuffle=True, random_state=None,
                  verbose=0, pos_label=None):
         self.eta = eta
@@ -276,6 +286,13 @@ class SPAM(_Streaming):
     does not report SPAM-NET's L2 weight; ``lam`` is used for it.
 {_SPAM_MERGE}
 
+    ``fit`` repeats shuffled passes until the objective stalls, with ``tol=1e-5``
+    where SPDAM uses 1e-3: on small sets, above all those with outlier rows, the 1e-3 rule stopped while further passes still raised the
+    test AUC. On the 56 tasks of ``tools/tabular.py`` ``tol=1e-3`` came 0.030 below
+    LogisticRegression() on average with 10 tasks more than 0.05 below it,
+    ``tol=1e-5`` 0.019 below with 9 (1e-4: 0.024 and 9; 1e-6 as 1e-5; 100 passes:
+    0.016 and 6 at 1.6 times the time). ``n_epochs=1`` makes a single pass.
+
     Parameters
     ----------
     penalty : {{"l2", "elasticnet"}}, default="l2"
@@ -304,7 +321,7 @@ class SPAM(_Streaming):
     random_state : int, numpy Generator or None, default=None
         Seed of the row order (each pass draws its rows in a fresh random order,
         ``partial_fit`` too).""", fields=dict(
-            _SPAM_MERGE=_SPAM_MERGE)) + _EPOCHS + tail_doc() + """
+            _SPAM_MERGE=_SPAM_MERGE)) + _FINE_EPOCHS + tail_doc() + """
     lam_, row_scale_ : float
         The L2 strength and the mean squared row norm in use.
     class_count_ : ndarray of shape (2,)
@@ -337,7 +354,7 @@ class SPAM(_Streaming):
                     "t0_": "mean"}
 
     def __init__(self, penalty="l2", lam="auto", lam1=1e-4, eta=1.0, t0=None, schedule="inv",
-                 n_epochs="auto", tol=1e-3, n_iter_no_change=2, max_epochs=50,
+                 n_epochs="auto", tol=1e-5, n_iter_no_change=2, max_epochs=50,
                  random_state=None, verbose=0, pos_label=None):
         self.penalty = penalty
         self.lam = lam
