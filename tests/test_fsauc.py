@@ -264,8 +264,13 @@ def test_gradient_bound_is_the_default_G_on_the_data():
     assert clf.gradient_bound(sp.csr_matrix(X)) == bound
     assert clf.gradient_bound(X, R=1.0) == fsauc_gradient_bound(float(np.sqrt(
         np.max(np.einsum("ij,ij->i", X, X)))), 1.0)
-    default = clone(clf).fit(X, y).coef_
-    np.testing.assert_array_equal(clone(clf).set_params(G=bound).fit(X, y).coef_, default)
+    paper = clone(clf).set_params(G=None).fit(X, y)
+    np.testing.assert_array_equal(clone(clf).set_params(G=bound).fit(X, y).coef_, paper.coef_)
+    assert paper.G_ == bound
+    default = clone(clf).fit(X, y)  # G="auto": 2^-7 times the bound
+    assert default.G_ == bound * 2.0 ** -7
+    np.testing.assert_array_equal(clone(clf).set_params(G=bound * 2.0 ** -7).fit(X, y).coef_,
+                                  default.coef_)
     auto = FSAUC()  # R="auto": its value on X, the centre of the search space
     assert auto.gradient_bound(X) == auto.gradient_bound(X, R=auto.search_space(X)["R"][2])
     with pytest.raises(ValueError, match="R must be finite"):
@@ -290,8 +295,10 @@ def test_default_passes_reach_the_objective_on_a_small_imbalanced_set():
         s = model.decision_function(X)
         return mean_pair_square(s[y > 0], s[y < 0])
 
-    long = loss(aucopt.get("fsauc", n_passes=128, random_state=0).fit(X, y))
-    model = aucopt.get("fsauc", random_state=0).fit(X, y)
+    # G=None, the analysis' step constant, with which the objective is approached
+    # steadily ("auto" steps 2^7 times further, for ranking: see the docstring)
+    long = loss(aucopt.get("fsauc", n_passes=128, G=None, random_state=0).fit(X, y))
+    model = aucopt.get("fsauc", G=None, random_state=0).fit(X, y)
     assert model.data_passes_ == 64
     assert loss(model) < 1.05 * long
-    assert loss(aucopt.get("fsauc", n_passes=1, random_state=0).fit(X, y)) > 2 * long
+    assert loss(aucopt.get("fsauc", n_passes=1, G=None, random_state=0).fit(X, y)) > 2 * long

@@ -54,7 +54,10 @@ CASES = {
     "spam": dict(penalty="elasticnet", lam=1e-2, lam1=1e-4, eta=1.0, n_epochs=2,
                  random_state=0),
     # kappa="max": the theorem's bound, the pinned tree's rule (now kappa="rms" by default)
-    "spdam": dict(lam=1e-3, batch_size=0.1, n_epochs=3, kappa="max", random_state=0),
+    # step_rule="printed": the theorem's sigma / tau / theta, the pinned tree's
+    # (now Zhang & Xiao's SPDC constants by default)
+    "spdam": dict(lam=1e-3, batch_size=0.1, n_epochs=3, kappa="max", step_rule="printed",
+                  random_state=0),
     "oam_seq": dict(C=0.5, buffer_size=20, buffer="reservoir", n_epochs=1, random_state=0),
     "oam_gra": dict(C=0.05, buffer_size=20, buffer="fifo", n_epochs=1, random_state=0),
     "cbr": dict(C=0.5, eta=0.7, buffer_size=10, buffer="fifo", random_state=0),

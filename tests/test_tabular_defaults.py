@@ -147,13 +147,16 @@ def test_fsauc_lowers_its_objective_with_passes_on_few_positives():
                            rng.choice(np.flatnonzero(~positive), 940, replace=False)])
     X = Scaler("standard").fit_transform(X[keep].toarray())
     y = np.where(positive[keep], 1.0, -1.0)
+    # G=None: the analysis' step constant (the default "auto" steps 2^7 times
+    # further: a better ranker on text and on the tabular benchmark, but its
+    # iterate stays 40% above this objective's minimum here)
     gaps = []
     for n_passes in (1, 4, 16):
-        model = aucopt.get("fsauc", n_passes=n_passes, random_state=1).fit(X, y)
+        model = aucopt.get("fsauc", n_passes=n_passes, G=None, random_state=1).fit(X, y)
         best = _pair_square(_ball_minimiser(X, y, model.R_), X, y)
         gaps.append(_pair_square(model.coef_, X, y) - best)
     assert gaps[0] > gaps[1] > gaps[2] >= -1e-9
-    auto = aucopt.get("fsauc", random_state=1).fit(X, y)
+    auto = aucopt.get("fsauc", G=None, random_state=1).fit(X, y)
     assert _pair_square(auto.coef_, X, y) - best < 0.05 * best
 
 
