@@ -365,15 +365,19 @@ def opaucr_steps_ref(X, y, rho, eta, lam):
     return w, Z, q
 
 
-def uniexp_steps_ref(X, y, eta):
+def uniexp_steps_ref(X, y, eta, cap=0.0):
     """Online Uni-Exp as reconstructed from Kotlowski et al., Bipartite Ranking through
-    Minimization of Univariate Loss, 2011."""
+    Minimization of Univariate Loss, 2011; with ``cap > 0`` a row's step is multiplied
+    by ``min(1, cap / ||x||^2)``."""
     X = np.asarray(X, dtype=np.float64)
     w = np.zeros(X.shape[1])
     T = {1.0: 0, -1.0: 0}
     for t, (x, yt) in enumerate(zip(X, y), start=1):
         T[yt] += 1
-        w = w + eta * (t / T[yt]) * yt * np.exp(min(-yt * (w @ x), 30.0)) * x
+        step = eta * (t / T[yt]) * yt * np.exp(min(-yt * (w @ x), 30.0))
+        if cap > 0 and x @ x > cap:
+            step *= cap / (x @ x)
+        w = w + step * x
     return w
 
 

@@ -281,22 +281,27 @@ def test_square_loss_far_worse_than_zero_is_refused(name, monkeypatch):
 # ------------------------------------------------------------------ Uni-Exp
 
 
+@pytest.mark.parametrize("cap", [0.0, 3.0])
 @pytest.mark.parametrize("sparse", [False, True])
-def test_uni_exp_equals_reference(sparse):
+def test_uni_exp_equals_reference(sparse, cap):
     X, y = _data(7)
-    clf = aucopt.get("uni_exp", eta=0.05, shuffle=False).fit(sp.csr_matrix(X) if sparse else X, y)
-    _close(clf.coef_, uniexp_steps_ref(X, y, 0.05))
+    clf = aucopt.get("uni_exp", eta=0.05, norm_cap=cap, shuffle=False).fit(
+        sp.csr_matrix(X) if sparse else X, y)
+    _close(clf.coef_, uniexp_steps_ref(X, y, 0.05, cap))
+    if cap:  # the cap binds on some rows of these
+        assert np.sum(np.sum(X * X, axis=1) > cap) > 10
     assert clf.t_ == len(y)
     assert clf.class_count_.tolist() == [np.sum(y < 0), np.sum(y > 0)]
 
 
 def _first_stable_eta(X, y, **params):
-    """Reference of eta="auto": fit with 4^-j / s, j = 0, 1, ..., until one does
-    not raise; that step over sqrt(2)."""
-    s = float(np.mean(np.sum(X * X, axis=1)))
+    """Reference of eta="auto" (with norm_cap="auto", the 75th percentile ``c`` of
+    the squared row norms): fit with 4^-j / c, j = 0, 1, ..., until one does not
+    raise; that step over sqrt(2)."""
+    s = float(np.quantile(np.sum(X * X, axis=1), 0.75))
     for j in range(square._UNIEXP_TRIALS):
         try:
-            aucopt.get("uni_exp", eta=4.0 ** -j / s, **params).fit(X, y)
+            aucopt.get("uni_exp", eta=4.0 ** -j / s, norm_cap=s, **params).fit(X, y)
         except FloatingPointError:
             continue
         return 4.0 ** -j / s / math.sqrt(2.0)

@@ -168,3 +168,21 @@ def test_only_a_default_step_rule_is_retried():
     assert driver._retries(aucopt.get("opauc"))
     assert not driver._retries(aucopt.get("opauc", eta=0.1))
     assert not driver._retries(aucopt.get("psam"))  # no retried step
+
+
+def test_uni_exp_default_caps_the_steps_of_long_rows():
+    # 6 rows in 300 scaled by 100 before standardising: without a cap (norm_cap=0,
+    # the reconstruction's rule) they make every large step diverge, the stable
+    # step search settles on a step too small for the other rows and the pass
+    # leaves a poor ranker; norm_cap="auto" (the 75th percentile of the squared
+    # row norms) shrinks only the long rows' steps
+    from test_square import _data
+
+    X, y = _data(9, n=300, d=6, density=1.0)
+    X[::50] *= 100.0
+    X = Scaler("standard").fit_transform(X)
+    capped = aucopt.get("uni_exp", random_state=0).fit(X, y)
+    assert capped.norm_cap_ == pytest.approx(np.quantile(np.sum(X * X, axis=1), 0.75),
+                                             rel=1e-12)
+    plain = aucopt.get("uni_exp", norm_cap=0, random_state=0).fit(X, y)
+    assert capped.score(X, y) > 0.9 > 0.75 > plain.score(X, y)

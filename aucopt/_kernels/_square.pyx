@@ -30,7 +30,7 @@ from scipy.linalg.cython_blas cimport daxpy, ddot, dgemv, dscal, dsymv
 from aucopt._kernels._interrupt cimport poll
 from aucopt._kernels._journal cimport Journal, touch_rows
 from aucopt._kernels._pairs cimport gather
-from aucopt._kernels._rows cimport RowSource
+from aucopt._kernels._rows cimport RowSource, sqnorm_of
 from aucopt._kernels._stats cimport ClassSums, array_data, check_rows
 from aucopt._kernels._weights cimport Weights
 
@@ -584,7 +584,7 @@ def sketch_coef(Weights w, Sketch sk not None):
 # reconstruction from Kotlowski et al., Bipartite Ranking through Minimization of
 # Univariate Loss, 2011
 def uniexp_steps(RowSource X, const double[::1] y, Weights w, double[::1] counts,
-                 int64_t t, double eta):
+                 int64_t t, double eta, double cap=0.0):
     """Online Uni-Exp (a reconstruction) over the rows in order.
 
     With ``T_y`` the running count of the row's class (``counts``, index 0 negative,
@@ -593,16 +593,22 @@ def uniexp_steps(RowSource X, const double[::1] y, Weights w, double[::1] counts
         w <- w + eta (t / T_y) y exp(min(-y w.x, 30)) x
 
     (the inverse running class prior weights the two classes' exponential losses
-    equally, Kotlowski et al. 2011). O(nnz) per step. Returns the new ``t``.
+    equally, Kotlowski et al. 2011). With ``cap > 0`` a row's step is multiplied
+    by ``min(1, cap / ||x||^2)`` (the rows need their norms). O(nnz) per step.
+    Returns the new ``t``.
     """
     cdef Py_ssize_t i, nnz, n = X.n_rows, work = 0
     cdef const double* vals
     cdef const int32_t* ind
-    cdef double yt, m
+    cdef double yt, m, step, sq
     cdef int cls
     check_rows(X, y, w.n_features)
     if counts.shape[0] != 2:
         raise ValueError("counts must have shape (2,)")
+    if not cap >= 0.0:
+        raise ValueError(f"cap must be >= 0, got {cap!r}")
+    if cap > 0.0 and not X.has_norms:
+        raise ValueError("cap needs the rows' norms (RowSource(X, norms=True))")
     with nogil:
         for i in range(n):
             nnz = X.row(i, &vals, &ind)
@@ -613,6 +619,11 @@ def uniexp_steps(RowSource X, const double[::1] y, Weights w, double[::1] counts
             m = -yt * w.dot(vals, ind, nnz)
             if m > EXP_CLIP:
                 m = EXP_CLIP
-            w.add(eta * (<double>t / counts[cls]) * yt * exp(m), vals, ind, nnz)
+            step = eta * (<double>t / counts[cls]) * yt * exp(m)
+            if cap > 0.0:
+                sq = sqnorm_of(X, i)
+                if sq > cap:
+                    step *= cap / sq
+            w.add(step, vals, ind, nnz)
             poll(&work, 2 * nnz + 8)
     return t
