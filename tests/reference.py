@@ -135,17 +135,21 @@ def hinge_prox(w, z, lam):
     return w + lam * min(1.0, max(0.0, (1.0 - w @ z) / (lam * zz))) * z
 
 
-def square_prox_pair_steps(X, pos_rows, neg_rows, step, weight, l1, l2, w=None):
+def square_prox_pair_steps(X, pos_rows, neg_rows, step, weight, l1, l2, w=None, cap=0.0):
     """adaDSGD inner steps (A Alg. 1, eqs. 10-11, 24 corrected), with the
     elastic-net prox applied to EVERY coordinate at every step::
 
         w <- w + step weight 2 (1 - w.z) z ;  w <- soft(w, step l1) / (1 + step l2)
-    """
+
+    With ``cap > 0`` a pair's step is multiplied by ``min(1, cap / max(||x_i||^2,
+    ||x_j||^2))``."""
     X = np.asarray(X, dtype=np.float64)
     w = np.zeros(X.shape[1]) if w is None else np.array(w, dtype=np.float64)
     for i, j in zip(pos_rows, neg_rows):
         z = X[i] - X[j]
-        w = w + step * weight * 2.0 * (1.0 - w @ z) * z
+        longest = max(X[i] @ X[i], X[j] @ X[j])
+        c = min(1.0, cap / longest) if cap > 0 and longest > 0 else 1.0
+        w = w + c * step * weight * 2.0 * (1.0 - w @ z) * z
         w = np.sign(w) * np.maximum(0.0, np.abs(w) - step * l1) / (1.0 + step * l2)
     return w
 

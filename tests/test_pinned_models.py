@@ -41,7 +41,10 @@ CASES = {
                  n_epochs=2, random_state=0),
     "psam": dict(lam=1e-3, t0=1e-3 ** -0.75, rskip=16, askip=None, avg_power=0.0,
                  n_epochs=2, random_state=0),
-    "adadsgd": dict(eta="auto", lam=1e-5, l1_ratio=0.5, m0=100, n_epochs=2, random_state=0),
+    # norm_cap=0: eta="auto" is 0.1 / max ||x||^2 and no pair's step is capped, the
+    # pinned tree's rule
+    "adadsgd": dict(eta="auto", lam=1e-5, norm_cap=0.0, l1_ratio=0.5, m0=100, n_epochs=2,
+                    random_state=0),
     # n_epochs=1: the one-pass learners' pinned tree made one pass (now repeated
     # passes by default)
     "opauc": dict(eta=2**-6, lam=1e-4, n_epochs=1),

@@ -118,18 +118,24 @@ def test_hinge_kernel_equals_reference(rule, name, sparse, rskip, askip, avg_pow
         _close(w.average(), ref_avg)
 
 
+@pytest.mark.parametrize("cap", [0.0, 4.0])
 @pytest.mark.parametrize("sparse", [False, True])
 @pytest.mark.parametrize("l1, l2", [(0.0, 0.0), (0.0, 0.3), (0.02, 0.1), (0.5, 0.0)])
-def test_square_prox_kernel_equals_dense_prox_reference(sparse, l1, l2):
+def test_square_prox_kernel_equals_dense_prox_reference(sparse, l1, l2, cap):
     X, y = _data(1)
     pi, nj = _draws(y, 200)
     step, weight = 0.05, 0.7
     w = ElasticNetWeights(ElasticNetWeights.fresh(X.shape[1]))
-    rows = RowSource(sp.csr_matrix(X) if sparse else X)
-    square_prox_pairs(rows, w, pi[:90], nj[:90], SquareStep(step, weight, step * l1, 1 + step * l2))
-    square_prox_pairs(rows, w, pi[90:], nj[90:], SquareStep(step, weight, step * l1, 1 + step * l2))
-    ref = square_prox_pair_steps(X, pi, nj, step, weight, l1, l2)
+    rows = RowSource(sp.csr_matrix(X) if sparse else X, norms=True)
+    steps = SquareStep(step, weight, step * l1, 1 + step * l2, cap)
+    square_prox_pairs(rows, w, pi[:90], nj[:90], steps)
+    square_prox_pairs(rows, w, pi[90:], nj[90:], steps)
+    ref = square_prox_pair_steps(X, pi, nj, step, weight, l1, l2, cap=cap)
     _close(w.coef(), ref)
+    if cap:  # the cap binds on some of these rows, and needs their norms
+        assert np.sum(np.sum(X * X, axis=1) > cap) > 5
+        with pytest.raises(ValueError, match="norms"):
+            square_prox_pairs(RowSource(X, norms=False), w, pi, nj, steps)
     if l1 >= 0.5:
         assert np.count_nonzero(ref) < X.shape[1]  # the L1 part does zero coordinates
 
@@ -183,6 +189,8 @@ def test_adadsgd_learner_follows_its_stage_schedule():
     X, y = _data(4, n=50)
     clf = aucopt.get("adadsgd", eta=0.05, lam=0.1, l1_ratio=0.3, m0=12, growth=2.0,
                      n_epochs=1, random_state=3).fit(X, y)
+    cap = np.quantile(np.sum(X * X, axis=1), 0.75)  # norm_cap="auto"
+    assert clf.norm_cap_ == pytest.approx(cap, rel=1e-12)
     rng = np.random.default_rng(3)
     perm = rng.permutation(50)
     w = None
@@ -192,7 +200,7 @@ def test_adadsgd_learner_follows_its_stage_schedule():
         pi = pos[rng.integers(0, pos.size, size=m)]
         nj = neg[rng.integers(0, neg.size, size=m)]
         weight = 2.0 * pos.size * neg.size / (m * (m - 1.0))
-        w = square_prox_pair_steps(X, pi, nj, 0.05, weight, 0.03, 0.07, w)
+        w = square_prox_pair_steps(X, pi, nj, 0.05, weight, 0.03, 0.07, w, cap=cap)
     _close(clf.coef_, w)
     assert clf.t_ == 12 + 24 + 48
 

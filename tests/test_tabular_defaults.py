@@ -186,3 +186,18 @@ def test_uni_exp_default_caps_the_steps_of_long_rows():
                                              rel=1e-12)
     plain = aucopt.get("uni_exp", norm_cap=0, random_state=0).fit(X, y)
     assert capped.score(X, y) > 0.9 > 0.75 > plain.score(X, y)
+
+
+def test_adadsgd_default_caps_the_steps_of_long_rows():
+    # as for Uni-Exp: with eta = 0.1 / max ||x||^2 (norm_cap=0, the former rule) six
+    # rows scaled by 100 before standardising set the step of every pair; the cap
+    # (75th percentile of the squared norms) steps the others 4,000 times further
+    from test_square import _data
+
+    X, y = _data(9, n=300, d=6, density=1.0)
+    X[::50] *= 100.0
+    X = Scaler("standard").fit_transform(X)
+    capped = aucopt.get("adadsgd", random_state=0).fit(X, y)
+    plain = aucopt.get("adadsgd", norm_cap=0, random_state=0).fit(X, y)
+    assert capped.eta_ > 1000 * plain.eta_
+    assert capped.score(X, y) > 0.93 > 0.9 > plain.score(X, y)

@@ -40,7 +40,7 @@ from libc.stdlib cimport calloc, free
 from libc.stdint cimport int32_t, int64_t
 
 from aucopt._kernels._interrupt cimport poll
-from aucopt._kernels._rows cimport RowSource, row_of
+from aucopt._kernels._rows cimport RowSource, row_of, sqnorm_of
 from aucopt._kernels._weights cimport (ElasticNetWeights, Weights, renormalize_limit,
                                       weights_dot)
 
@@ -217,18 +217,29 @@ cdef class Lanes:
 
 cdef class SquareStep:
     """adaDSGD's step constants: the step ``step``, the importance weight
-    ``weight`` of the stage, and the elastic net's proximal step ``soft(., theta) /
-    shrink``."""
+    ``weight`` of the stage, the elastic net's proximal step ``soft(., theta) /
+    shrink``, and ``cap``: with ``cap > 0`` a pair's step is multiplied by ``min(1,
+    cap / max(||x_i||^2, ||x_j||^2))`` (the rows need their norms)."""
     cdef readonly double step
     cdef readonly double weight
     cdef readonly double theta
     cdef readonly double shrink
+    cdef readonly double cap
 
-    def __init__(self, double step, double weight, double theta, double shrink):
+    def __init__(self, double step, double weight, double theta, double shrink,
+                 double cap=0.0):
+        if not cap >= 0.0:
+            raise ValueError(f"cap must be >= 0, got {cap!r}")
         self.step = step
         self.weight = weight
         self.theta = theta
         self.shrink = shrink
+        self.cap = cap
+
+    cdef int check(self, RowSource X) except -1:
+        if self.cap > 0.0 and not X.has_norms:
+            raise ValueError("a cap needs the rows' norms (RowSource(X, norms=True))")
+        return 0
 
 
 cdef Py_ssize_t sgd_steps(RowSource X, Weights w, const int64_t* pos_rows,
@@ -370,7 +381,7 @@ def sgd_lane(RowSource X, Weights w, const int64_t[::1] pos_rows,
 cdef Py_ssize_t square_steps(RowSource X, ElasticNetWeights w, const int64_t* pos_rows,
                              const int64_t* neg_rows, Py_ssize_t start, Py_ssize_t stride,
                              Py_ssize_t stop, double step, double weight, double theta,
-                             double shrink, bint lead, const int* halt,
+                             double shrink, double cap, bint lead, const int* halt,
                              Py_ssize_t* work) except -1 nogil:
     """adaDSGD's steps on pairs ``start, start + stride, ... < stop``, each followed
     by the lazy proximal step ``(theta, shrink)`` when ``lead`` (as
@@ -380,7 +391,7 @@ cdef Py_ssize_t square_steps(RowSource X, ElasticNetWeights w, const int64_t* po
     cdef const double* vj
     cdef const int32_t* ii
     cdef const int32_t* ij
-    cdef double m, c
+    cdef double m, c, longest
     k = start
     while k < stop:
         if halt != NULL and aucopt_halted(halt):
@@ -390,6 +401,10 @@ cdef Py_ssize_t square_steps(RowSource X, ElasticNetWeights w, const int64_t* po
         m = w.dot(vi, ii, ni)
         m = m - w.dot(vj, ij, nj)
         c = step * weight * 2.0 * (1.0 - m)
+        if cap > 0.0:
+            longest = max(sqnorm_of(X, pos_rows[k]), sqnorm_of(X, neg_rows[k]))
+            if longest > cap:
+                c *= cap / longest
         w.add_pair(c, vi, ii, ni, vj, ij, nj)
         if lead:
             w.prox_step(theta, shrink)
@@ -417,11 +432,12 @@ def square_prox_pairs(RowSource X, ElasticNetWeights w,
     if w.n_features != X.n_features:
         raise ValueError("weights and rows differ in the number of features")
     _check_pairs(X, pos_rows, neg_rows)
+    s.check(X)
     if n_steps == 0:
         return
     with nogil:
         square_steps(X, w, &pos_rows[0], &neg_rows[0], 0, 1, n_steps, s.step, s.weight,
-                     s.theta, s.shrink, True, NULL, &work)
+                     s.theta, s.shrink, s.cap, True, NULL, &work)
 
 
 def square_lane(RowSource X, ElasticNetWeights w, const int64_t[::1] pos_rows,
@@ -439,11 +455,13 @@ def square_lane(RowSource X, ElasticNetWeights w, const int64_t[::1] pos_rows,
     if w.n_features != X.n_features:
         raise ValueError("weights and rows differ in the number of features")
     _check_lane(X, pos_rows, neg_rows, lanes, lane)
+    s.check(X)
     if pos_rows.shape[0] == 0:
         return
     with nogil:
         square_steps(X, w, &pos_rows[0], &neg_rows[0], lane, n_lanes, pos_rows.shape[0],
-                     s.step, s.weight, lead_theta, lead_shrink, lane == 0, &lanes.flag, &work)
+                     s.step, s.weight, lead_theta, lead_shrink, s.cap, lane == 0,
+                     &lanes.flag, &work)
 
 
 def open_lanes(w):

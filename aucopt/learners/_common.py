@@ -25,7 +25,7 @@ __all__ = ["WeightsModel", "ElasticNetModel", "weights_state", "settle", "writab
            "SHUFFLE_PARAMS", "check_shuffle",
            "auto_or_positive", "merge_doc", "AVERAGED_WEIGHTS", "WEIGHTED_AVERAGES",
            "search_scale", "auto_value", "check_state_size", "document_weights",
-           "document_retries"]
+           "document_retries", "NORM_CAP_QUANTILE", "auto_norm_cap"]
 
 # A pass of at least d / SETTLE_RATIO steps folds the weight vector's scale at its
 # end: the O(d) fold is then amortised over the pass's O(nnz) steps.
@@ -103,6 +103,19 @@ def check_epochs(learner):
     check_positive("tol", learner.tol, allow_zero=True)
     check_count("n_iter_no_change", learner.n_iter_no_change)
     check_count("max_epochs", learner.max_epochs)
+
+
+# norm_cap="auto" (Uni-Exp, adaDSGD): this quantile of the first data's squared row norms
+NORM_CAP_QUANTILE = 0.75
+
+
+def auto_norm_cap(rows, s):
+    """``norm_cap="auto"`` on a row source: the ``NORM_CAP_QUANTILE`` quantile of its
+    squared row norms; ``s`` (their mean) for statistics without the rows' norms (a
+    distributed fit's)."""
+    if not getattr(rows, "has_norms", False) or rows.n_rows == 0:
+        return s
+    return float(np.quantile(rows.norms(), NORM_CAP_QUANTILE)) or s
 
 
 class RepeatedPasses:

@@ -29,7 +29,8 @@ from aucopt import driver
 from aucopt.base import BaseLearner, OnlineMixin
 from aucopt.traits import Traits
 from aucopt.learners._common import (SHUFFLE_PARAMS, RepeatedPasses, WeightsModel,
-                                     auto_or_positive, check_shuffle, document_weights,
+                                     auto_norm_cap, auto_or_positive, check_shuffle,
+                                     document_weights,
                                      merge_doc, repeated_passes, search_scale,
                                      weights_state, writable)
 from aucopt.learners._objectives import mean_pair_square
@@ -814,19 +815,6 @@ class OPAUCr(RepeatedPasses, _Solvable, _OnePass):
 _UNIEXP_TRIALS = 13
 
 
-# Uni-Exp's norm_cap="auto": this quantile of the first data's squared row norms
-UNIEXP_CAP_QUANTILE = 0.75
-
-
-def _uniexp_cap(rows, s):
-    """Uni-Exp's ``norm_cap="auto"`` on a row source: the ``UNIEXP_CAP_QUANTILE``
-    quantile of its squared row norms; ``s`` (the mean) for statistics without the
-    rows' norms (a distributed fit's)."""
-    if not getattr(rows, "has_norms", False) or rows.n_rows == 0:
-        return s
-    return float(np.quantile(rows.norms(), UNIEXP_CAP_QUANTILE)) or s
-
-
 class UniExp(_OnePass):
     __doc__ = docstring("""Online Uni-Exp: weighted univariate exponential loss by online gradient descent.
 
@@ -910,7 +898,7 @@ class UniExp(_OnePass):
     # the value of "auto" without a pass (aucopt.dask); fit and the first
     # partial_fit search the largest stable step (_stable_eta)
     _auto_params = {"eta": lambda self, s, rows: 2.0 ** -4 / (rows.max_sqnorm() or 1.0),
-                    "norm_cap": lambda self, s, rows: _uniexp_cap(rows, s)}
+                    "norm_cap": lambda self, s, rows: auto_norm_cap(rows, s)}
 
     def __init__(self, eta="auto", norm_cap="auto", shuffle=True, random_state=None,
                  verbose=0, pos_label=None):
