@@ -50,8 +50,9 @@ CASES = {
     # eta=1e-4: at 1e-2 the pinned tree returned ||w|| ~ 5e12, which the driver now
     # refuses as diverged (the pin for 1e-4 was written by the same old tree)
     "uni_exp": dict(eta=1e-4),
-    "solam": dict(eta=1.0, lam=1e-3, R="auto", n_epochs=2),
-    "spam": dict(penalty="elasticnet", lam=1e-2, lam1=1e-4, eta=1.0, n_epochs=2,
+    # step_cap=0: the paper's steps, the pinned tree's (now capped by default)
+    "solam": dict(eta=1.0, lam=1e-3, R="auto", step_cap=0, n_epochs=2),
+    "spam": dict(penalty="elasticnet", lam=1e-2, lam1=1e-4, eta=1.0, step_cap=0, n_epochs=2,
                  random_state=0),
     # kappa="max": the theorem's bound, the pinned tree's rule (now kappa="rms" by default)
     "spdam": dict(lam=1e-3, batch_size=0.1, n_epochs=3, kappa="max", random_state=0),
