@@ -396,10 +396,18 @@ def saddle_grads_ref(w, a, b, alpha, x, y, p):
             2 * p * s - 2 * p * (1 - p) * alpha)
 
 
-def solam_steps_ref(X, y, eta, lam, R, kappa, n_epochs=1):
+def step_factor_ref(x, cap):
+    """``min(1, cap / ||x||^2)`` (1 for ``cap = 0``): the factor on a row's step."""
+    q = x @ x
+    return cap / q if 0 < cap < q else 1.0
+
+
+def solam_steps_ref(X, y, eta, lam, R, kappa, n_epochs=1, cap=0.0):
     """SOLAM / regSOLAM (N Alg. 10 / 18, alpha by ascent): gamma_t = eta/sqrt(t),
     running p_hat, projected descent in (w, a, b), ascent in alpha, gamma-weighted
-    averages of the pre-update iterates. Returns ``(wbar, abar, bbar, alphabar)``."""
+    averages of the pre-update iterates; with ``cap`` a row's step (not its weight
+    in the averages) times ``step_factor_ref``. Returns ``(wbar, abar, bbar,
+    alphabar)``."""
     X = np.asarray(X, dtype=np.float64)
     w = np.zeros(X.shape[1])
     a = b = alpha = 0.0
@@ -418,6 +426,7 @@ def solam_steps_ref(X, y, eta, lam, R, kappa, n_epochs=1):
             alsum += gam * alpha
             gsum += gam
             dw, da, db, dal = saddle_grads_ref(w, a, b, alpha, x, yt, p)
+            gam *= step_factor_ref(x, cap)
             w = w - gam * (dw + lam * w)
             a, b, alpha = a - gam * da, b - gam * db, alpha + gam * dal
             norm = np.linalg.norm(w)
@@ -430,15 +439,17 @@ def solam_steps_ref(X, y, eta, lam, R, kappa, n_epochs=1):
 
 
 def spam_steps_ref(X, y, order, m_pos, m_neg, p, lam, lam1, eta, t0, invsqrt=False,
-                   w=None, t=0):
+                   w=None, t=0, cap=0.0):
     """SPAM-L2 (``lam1 = 0``) / SPAM-NET (N Alg. 20) over X[order]:
     a(w) = w.m+, b(w) = w.m-, alpha(w) = b - a recomputed from w at every step, the
-    prox applied to every coordinate. Returns ``(w, t)``."""
+    prox applied to every coordinate; with ``cap`` a row's ``eta_t`` times
+    ``step_factor_ref``. Returns ``(w, t)``."""
     X = np.asarray(X, dtype=np.float64)
     w = np.zeros(X.shape[1]) if w is None else np.array(w, dtype=np.float64)
     for i in order:
         t += 1
         et = eta / np.sqrt(t + t0) if invsqrt else eta / (lam * (t + t0))
+        et *= step_factor_ref(X[i], cap)
         a, b = w @ m_pos, w @ m_neg
         dw, _, _, _ = saddle_grads_ref(w, a, b, b - a, X[i], y[i], p)
         w_hat = w - et * dw

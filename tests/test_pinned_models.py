@@ -54,8 +54,9 @@ CASES = {
     # refuses as diverged (the pin for 1e-4 was written by the same old tree)
     # norm_cap=0: no cap on the steps of long rows, the pinned tree's rule
     "uni_exp": dict(eta=1e-4, norm_cap=0.0),
-    "solam": dict(eta=1.0, lam=1e-3, R="auto", n_epochs=2),
-    "spam": dict(penalty="elasticnet", lam=1e-2, lam1=1e-4, eta=1.0, n_epochs=2,
+    # norm_cap=0: the paper's steps, the pinned tree's (now capped by default)
+    "solam": dict(eta=1.0, lam=1e-3, R="auto", norm_cap=0, n_epochs=2),
+    "spam": dict(penalty="elasticnet", lam=1e-2, lam1=1e-4, eta=1.0, norm_cap=0, n_epochs=2,
                  random_state=0),
     # kappa="max": the theorem's bound, the pinned tree's rule (now kappa="rms" by default)
     # step_rule="printed": the theorem's sigma / tau / theta, the pinned tree's

@@ -60,20 +60,27 @@ def test_closed_form_a_b_alpha_are_the_inner_optima():
 # ------------------------------------------------------------------ SOLAM
 
 
+def _median_sqnorm(X):
+    """A step cap that half of the rows exceed."""
+    return float(np.median(np.sum(X * X, axis=1)))
+
+
 @pytest.mark.parametrize("lam,R", [(0.0, 10.0), (0.1, "auto"), (0.0, 0.3)])
 @pytest.mark.parametrize("sparse", [False, True])
-def test_solam_equals_reference(lam, R, sparse):
+@pytest.mark.parametrize("capped", [False, True])
+def test_solam_equals_reference(lam, R, sparse, capped):
     X, y = _data(10)
-    clf = aucopt.get("solam", eta=0.5, lam=lam, R=R, n_epochs=2, shuffle=False)
+    cap = _median_sqnorm(X) if capped else 0.0
+    clf = aucopt.get("solam", eta=0.5, lam=lam, R=R, norm_cap=cap, n_epochs=2, shuffle=False)
     clf.fit(sp.csr_matrix(X) if sparse else X, y)
     kappa = np.linalg.norm(X, axis=1).max()
     assert clf.R_ == (np.sqrt(2.0 / lam) if R == "auto" else R)
-    w, a, b, alpha = solam_steps_ref(X, y, 0.5, lam, clf.R_, kappa, n_epochs=2)
+    w, a, b, alpha = solam_steps_ref(X, y, 0.5, lam, clf.R_, kappa, n_epochs=2, cap=cap)
     _close(clf.coef_, w)
     np.testing.assert_allclose([clf.a_, clf.b_, clf.alpha_], [a, b, alpha], atol=1e-12)
     assert clf.t_ == 2 * len(y) and clf.n_pos_ == 2 * np.sum(y > 0)
     assert clf.kappa_ == pytest.approx(kappa, rel=1e-15)
-    if R == 0.3:  # the projection is active: the current iterate is on the sphere
+    if R == 0.3 and not capped:  # the projection is active: the iterate is on the sphere
         assert np.linalg.norm(clf._weights().coef()) == pytest.approx(0.3, rel=1e-12)
 
 
@@ -82,17 +89,20 @@ def test_solam_equals_reference(lam, R, sparse):
 
 @pytest.mark.parametrize("penalty,schedule", [("l2", "inv"), ("elasticnet", "inv"),
                                               ("l2", "invsqrt")])
-def test_spam_equals_reference_and_a_b_are_w_dot_means(penalty, schedule):
+@pytest.mark.parametrize("capped", [False, True])
+def test_spam_equals_reference_and_a_b_are_w_dot_means(penalty, schedule, capped):
     X, y = _data(11)
+    cap = _median_sqnorm(X) if capped else 0.0
     clf = aucopt.get("spam", penalty=penalty, lam=0.5, lam1=0.3, eta=0.5, t0=1.0,
-                     schedule=schedule, n_epochs=2, random_state=1).fit(sp.csr_matrix(X), y)
+                     schedule=schedule, norm_cap=cap, n_epochs=2,
+                     random_state=1).fit(sp.csr_matrix(X), y)
     rng = np.random.default_rng(1)
     m_pos, m_neg, p = X[y > 0].mean(axis=0), X[y < 0].mean(axis=0), np.mean(y > 0)
     w, t = None, 0
     l1 = 0.3 if penalty == "elasticnet" else 0.0
     for _ in range(2):
         w, t = spam_steps_ref(X, y, rng.permutation(len(y)), m_pos, m_neg, p, 0.5, l1, 0.5,
-                              1.0, schedule == "invsqrt", w, t)
+                              1.0, schedule == "invsqrt", w, t, cap=cap)
     _close(clf.coef_, w)
     assert clf.t_ == t
     if penalty == "elasticnet":
@@ -211,13 +221,20 @@ def _heavy_tailed_spambase(seed, n_pos=10, n_neg=300, n_heavy=4):
     return Scaler().fit_transform(X), y
 
 
-def test_solam_default_step_holds_on_heavy_tailed_rows():
-    """eta="auto" = 3 / s diverged here (a row of squared norm 73 times the mean);
-    3 / max(s, max ||x||^2 / 8) does not, and it ranks the sample."""
+@pytest.mark.parametrize("norm_cap", ["auto", 0])
+def test_solam_default_step_holds_on_heavy_tailed_rows(norm_cap):
+    """eta="auto" = 3 / s diverged here (a row of squared norm 73 times the mean).
+    Without a step cap, 3 / max(s, max ||x||^2 / 8) does not; with the default cap
+    (4 times the median squared row norm) eta = 1 / median does not either. Both
+    rank the sample."""
     X, y = _heavy_tailed_spambase(8)
-    model = aucopt.get("solam", random_state=0).fit(X, y)
-    largest = float(np.max(np.sum(X * X, axis=1)))
-    assert model.eta_ == pytest.approx(3.0 / max(model.row_scale_, largest / 8), rel=1e-12)
+    model = aucopt.get("solam", norm_cap=norm_cap, random_state=0).fit(X, y)
+    sq = np.sum(X * X, axis=1)
+    if norm_cap == 0:
+        assert model.eta_ == pytest.approx(3.0 / max(model.row_scale_, sq.max() / 8), rel=1e-12)
+    else:
+        assert model.norm_cap_ == pytest.approx(4.0 * np.median(sq), rel=1e-12)
+        assert model.eta_ == pytest.approx(1.0 / np.median(sq), rel=1e-12)
     assert model.score(X, y) > 0.8
 
 

@@ -59,7 +59,7 @@ def test_grid_search_without_a_grid_uses_the_learner_search_space():
 # The documented "auto" rules, recomputed from the rows with numpy: s is the mean
 # squared row norm, n the number of rows (of the first training data).
 AUTO_RULES = {
-    "spam": ("lam", lambda s, n, X: s / (2 * n)),
+    "spam": ("lam", lambda s, n, X: np.median(np.sum(X * X, axis=1)) / (2 * n)),
     "sam": ("lam", lambda s, n, X: 3 * s / n),
     "asam": ("lam", lambda s, n, X: s * min(1e-4, 1 / n)),
     "adadsgd": ("lam", lambda s, n, X: 1e-6 * s),

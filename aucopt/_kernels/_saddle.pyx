@@ -27,7 +27,7 @@ from libc.stdint cimport int32_t, int64_t
 
 from aucopt._kernels._interrupt cimport poll
 from aucopt._kernels._pairs cimport gather
-from aucopt._kernels._rows cimport RowSource
+from aucopt._kernels._rows cimport RowSource, sqnorm_of
 from aucopt._kernels._stats cimport ClassSums, array_data, check_rows
 from aucopt._kernels._weights cimport Weights
 
@@ -44,9 +44,26 @@ cdef inline double saddle_coef(double yt, double sx, double a, double b, double 
     return 2.0 * p * (sx - b) + 2.0 * (1.0 + alpha) * p
 
 
+cdef inline double row_factor(RowSource X, Py_ssize_t i, double cap) noexcept nogil:
+    """``min(1, cap / ||x_i||^2)``, the factor on row ``i``'s step (1 for ``cap = 0``)."""
+    cdef double q
+    if cap <= 0.0:
+        return 1.0
+    q = sqnorm_of(X, i)
+    return cap / q if q > cap else 1.0
+
+
 def py_saddle_coef(double yt, double sx, double a, double b, double alpha, double p):
     """Python access to :func:`saddle_coef` (tests)."""
     return saddle_coef(yt, sx, a, b, alpha, p)
+
+
+cdef int _check_cap(RowSource X, double cap) except -1:
+    if not cap >= 0.0:
+        raise ValueError(f"cap must be >= 0, got {cap}")
+    if cap > 0.0 and X.sqnorms == NULL:
+        raise ValueError("a step cap needs a RowSource with row norms")
+    return 0
 
 
 cdef int _check_order(RowSource X, const int64_t[::1] order) except -1:
@@ -92,7 +109,7 @@ cdef class SolamState:
 
 
 def solam_steps(RowSource X, const double[::1] y, Weights w, SolamState st not None,
-                double eta, double lam, double R, double kappa):
+                double eta, double lam, double R, double kappa, double cap=0.0):
     """SOLAM / regSOLAM steps over the rows in order (Ying, Wen & Lyu 2016).
 
     ``gamma_t = eta / sqrt(t)``, ``p_hat`` the running positive rate.
@@ -102,6 +119,9 @@ def solam_steps(RowSource X, const double[::1] y, Weights w, SolamState st not N
     ``lam/2 ||w||^2``), ``da``, ``db`` descend, ``dalpha`` ascends.
     Projections: ``||w|| <= R`` (O(1) with the maintained norm), ``|a|, |b| <= R kappa``,
     ``|alpha| <= 2 R kappa``. O(nnz) per step.
+    ``cap > 0`` multiplies row ``i``'s step (of every variable, not its weight in
+    the averages) by ``min(1, cap / ||x_i||^2)`` (the source needs its row norms);
+    0 is the paper's step.
     """
     cdef Py_ssize_t i, nnz, n = X.n_rows, work = 0
     cdef const double* vals
@@ -110,6 +130,7 @@ def solam_steps(RowSource X, const double[::1] y, Weights w, SolamState st not N
     check_rows(X, y, w.n_features)
     if not w.averaging:
         raise ValueError("SOLAM needs Weights with an averaging accumulator")
+    _check_cap(X, cap)
     with nogil:
         for i in range(n):
             nnz = X.row(i, &vals, &ind)
@@ -126,6 +147,7 @@ def solam_steps(RowSource X, const double[::1] y, Weights w, SolamState st not N
             st.a_avg += gam / gbar * (st.a - st.a_avg)
             st.b_avg += gam / gbar * (st.b - st.b_avg)
             st.alpha_avg += gam / gbar * (st.alpha - st.alpha_avg)
+            gam = gam * row_factor(X, i, cap)
             sx = w.dot(vals, ind, nnz)
             c = saddle_coef(yt, sx, st.a, st.b, st.alpha, p)
             if yt > 0:
@@ -158,7 +180,8 @@ cdef class SpamSchedule:
     the prox divides by ``1 + eta_t lam`` and soft-thresholds at
     ``eta_t lam1``. ``p`` is the positive rate, ``a = w.m+`` and ``b = w.m-`` the
     inner variables, kept up to date by the loops; ``t`` counts
-    steps. A schedule starts at ``t = 0``, ``a = b = 0``; :meth:`resume` continues
+    steps. ``cap > 0`` multiplies row ``i``'s ``eta_t`` by ``min(1, cap /
+    ||x_i||^2)`` (0: the paper's step). A schedule starts at ``t = 0``, ``a = b = 0``; :meth:`resume` continues
     a stored one.
     """
 
@@ -171,15 +194,18 @@ cdef class SpamSchedule:
     cdef public double p
     cdef public double a
     cdef public double b
+    cdef public double cap
 
     def __init__(self, double eta, double lam, double lam1, double t0, bint invsqrt,
-                 double p):
+                 double p, double cap=0.0):
         if not (eta > 0.0 and lam >= 0.0 and lam1 >= 0.0 and t0 >= 0.0
                 and 0.0 <= p <= 1.0) or (lam == 0.0 and not invsqrt):
             raise ValueError("SpamSchedule needs eta > 0, lam1, t0 >= 0, p in [0, 1] "
                              "and lam > 0 unless invsqrt")
+        if not cap >= 0.0:
+            raise ValueError(f"cap must be >= 0, got {cap}")
         self.eta, self.lam, self.lam1, self.t0, self.invsqrt = eta, lam, lam1, t0, invsqrt
-        self.p = p
+        self.p, self.cap = p, cap
 
     def resume(self, int64_t t, double a, double b):
         """Continue after ``t`` steps with the inner variables ``a``, ``b``; returns
@@ -226,11 +252,12 @@ def spam_l2_steps(RowSource X, const double[::1] y, const int64_t[::1] order, We
     if stats.n_features != w.n_features:
         raise ValueError("the class sums and the weights differ in the number of features")
     _check_order(X, order)
+    _check_cap(X, s.cap)
     with nogil:
         for k in range(order.shape[0]):
             i = order[k]
             nnz = X.row(i, &vals, &ind)
-            et = s.next_rate()
+            et = s.next_rate() * row_factor(X, i, s.cap)
             c = spam_gradient_step(s, w, et, y[i], vals, ind, nnz)
             f = 1.0 / (1.0 + et * s.lam)
             s.a = (s.a + c * stats.dot(1, vals, ind, nnz) / n_pos) * f
@@ -282,13 +309,14 @@ def spam_net_steps(RowSource X, const double[::1] y, const int64_t[::1] order, W
     if m_pos.shape[0] != d or m_neg.shape[0] != d:
         raise ValueError(f"the class means need {d} entries")
     _check_order(X, order)
+    _check_cap(X, s.cap)
     v = w.dense_begin()
     try:
         with nogil:
             for k in range(order.shape[0]):
                 i = order[k]
                 nnz = X.row(i, &vals, &ind)
-                et = s.next_rate()
+                et = s.next_rate() * row_factor(X, i, s.cap)
                 spam_gradient_step(s, w, et, y[i], vals, ind, nnz)
                 soft_threshold(v, d, w.stride, et * s.lam1, 1.0 / (1.0 + et * s.lam),
                                &m_pos[0], &m_neg[0], &s.a, &s.b)

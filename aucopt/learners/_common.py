@@ -25,7 +25,7 @@ __all__ = ["WeightsModel", "ElasticNetModel", "weights_state", "settle", "writab
            "SHUFFLE_PARAMS", "check_shuffle",
            "auto_or_positive", "merge_doc", "AVERAGED_WEIGHTS", "WEIGHTED_AVERAGES",
            "search_scale", "auto_value", "check_state_size", "document_weights",
-           "document_retries", "NORM_CAP_QUANTILE", "auto_norm_cap"]
+           "document_retries", "NORM_CAP_QUANTILE", "auto_norm_cap", "sqnorm_quantile"]
 
 # A pass of at least d / SETTLE_RATIO steps folds the weight vector's scale at its
 # end: the O(d) fold is then amortised over the pass's O(nnz) steps.
@@ -109,13 +109,20 @@ def check_epochs(learner):
 NORM_CAP_QUANTILE = 0.75
 
 
-def auto_norm_cap(rows, s):
-    """``norm_cap="auto"`` on a row source: the ``NORM_CAP_QUANTILE`` quantile of its
-    squared row norms; ``s`` (their mean) for statistics without the rows' norms (a
-    distributed fit's)."""
+def sqnorm_quantile(rows, s, q):
+    """The ``q`` quantile of the squared row norms of a row source; ``s`` (their mean)
+    for statistics without the rows' norms (a distributed fit resolves its
+    parameters from sums) or when the quantile is 0."""
     if not getattr(rows, "has_norms", False) or rows.n_rows == 0:
         return s
-    return float(np.quantile(rows.norms(), NORM_CAP_QUANTILE)) or s
+    return float(np.quantile(rows.norms(), q)) or s
+
+
+def auto_norm_cap(rows, s):
+    """``norm_cap="auto"`` of Uni-Exp and adaDSGD on a row source: the
+    ``NORM_CAP_QUANTILE`` quantile of its squared row norms (see
+    :func:`sqnorm_quantile`)."""
+    return sqnorm_quantile(rows, s, NORM_CAP_QUANTILE)
 
 
 class RepeatedPasses:
