@@ -258,13 +258,15 @@ def cbr_diag_step(mu, G, z, y, C, phi, diag_update="precision"):
 
 
 def buffered_run(X, y, rule, C=1.0, capacity=50, policy="fifo", draws=None, eta=0.7,
-                 literal=False):
+                 literal=False, passes=1):
     """The whole buffered loop (D Alg. 4, N Alg. 4),
     plainly: per arrival, count it, update its class's buffer, then update the model
     against the opposite buffer in iteration order with ``z = x_t - x``.
     ``rule`` in {'oam_seq', 'oam_gra', 'cbr', 'cbr_diag'}; OAM uses
     ``C_t = C max(1, M_opp^t / M_opp)``, CBR ``C_t = C``. ``draws[t] = (u, r)``.
-    ``literal`` selects the printed beta (cbr) / Prop. 2 (cbr_diag).
+    ``literal`` selects the printed beta (cbr) / Prop. 2 (cbr_diag). ``passes``
+    repeats the rows in the same order; OAM's ``M_opp^t`` in ``C_t`` then stops at
+    the class's rows of one pass.
 
     Returns ``(w, G, Sigma, buffers)`` with ``buffers = {-1: [(t, x)...], 1: [...]}``.
     """
@@ -276,13 +278,16 @@ def buffered_run(X, y, rule, C=1.0, capacity=50, policy="fifo", draws=None, eta=
     phi = NormalDist().inv_cdf(eta)
     buffers = {-1: [], 1: []}
     seen = {-1: 0, 1: 0}
-    for t, (x, yt) in enumerate(zip(X, y)):
-        yt = 1 if yt > 0 else -1
+    once = {label: int(np.sum((np.asarray(y) > 0) == (label > 0))) for label in (-1, 1)}
+    n = len(y)
+    for t in range(passes * n):
+        x, yt = X[t % n], (1 if y[t % n] > 0 else -1)
         seen[yt] += 1
         u, r = (draws[t] if draws is not None else (0.0, 0.0))
         buffer_update(buffers[yt], seen[yt], t, x, capacity, policy, u, r)
         opposite = [xb for _, xb in buffers[-yt]]
-        c_t = C * max(1.0, seen[-yt] / capacity)
+        received = seen[-yt] if t < n else min(seen[-yt], once[-yt])
+        c_t = C * max(1.0, received / capacity)
         if rule == "oam_gra":
             w = oam_gra_step(w, x, opposite, yt, c_t)
             continue

@@ -70,8 +70,9 @@ CASES = {
                      random_state=0),
 }
 # the new default of the one-pass learners, n_epochs="auto" (repeated shuffled
-# passes until the objective stalls), pinned by the tree that introduced it; the
-# bit-exact learners only (keys "<name>+auto")
+# passes until the objective stalls), pinned by the tree that introduced it (OAM_gra's
+# again when the passes after the first stopped growing C_t); the bit-exact learners
+# only (keys "<name>+auto")
 AUTO_CASES = {name + "+auto": {**CASES[name], "n_epochs": "auto"}
               for name in ("oam_seq", "oam_gra", "cbr_diag")}
 DATASETS = ("ionosphere", "spambase", "dna_ei")

@@ -345,7 +345,9 @@ cdef int apply_pair(_ScatterRule r, Arrival* a, double c, double gain, const dou
 cdef class _Oam(_ScatterRule):
     """OAM's weight ``C_t = C max(1, M_opp^t / M_opp)`` (the opposite class's rows
     received so far over its buffer capacity; Natole's thesis prints
-    ``C max(1, N_t, N)``, the fraction bar lost).
+    ``C max(1, N_t, N)``, the fraction bar lost). ``limit_neg`` / ``limit_pos`` > 0
+    cap the count of received rows of that class in ``C_t`` (a repeated pass over
+    the same rows: the weight stays the one its first pass ended with).
 
     Parameters
     ----------
@@ -356,6 +358,8 @@ cdef class _Oam(_ScatterRule):
         Pair updates so far (continued).
     """
     cdef public double C
+    cdef public int64_t limit_neg
+    cdef public int64_t limit_pos
 
     def __init__(self, Weights w not None, scratch not None, double C, int64_t n_updates=0):
         super().__init__(w, scratch, n_updates)
@@ -364,7 +368,12 @@ cdef class _Oam(_ScatterRule):
         self.C = C
 
     cdef double weight(self, Buffers B, int opp) noexcept nogil:
-        cdef double ratio = B.received(opp) / <double>B.capacity
+        cdef int64_t received = B.received(opp)
+        cdef int64_t limit = self.limit_pos if opp == 1 else self.limit_neg
+        cdef double ratio
+        if 0 < limit < received:
+            received = limit
+        ratio = received / <double>B.capacity
         return self.C * (ratio if ratio > 1.0 else 1.0)
 
 
