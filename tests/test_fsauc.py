@@ -74,9 +74,11 @@ def test_projection_keeps_a_point_inside_both_sets():
 
 @pytest.mark.parametrize("r, R, D", [(50.0, 50.0, math.inf), (0.3, 50.0, 0.05),
                                      (0.5, 0.6, 0.2)])
-def test_stage_kernel_equals_reference_step_by_step(r, R, D):
+@pytest.mark.parametrize("capped", [False, True])
+def test_stage_kernel_equals_reference_step_by_step(r, R, D, capped):
     # the centre inside Omega1; small radii make the ball (and Omega1) bind
     X, y = _data(1, n=40)
+    cap = float(np.median((X ** 2).sum(axis=1))) if capped else 0.0  # half the rows beyond
     rng = np.random.default_rng(7)
     kappa = np.sqrt((X ** 2).sum(axis=1).max())
     w1, a1, b1 = _centre(rng, X.shape[1], min(R, 0.5), min(R, 0.5) * kappa, 1.0)
@@ -85,8 +87,9 @@ def test_stage_kernel_equals_reference_step_by_step(r, R, D):
     rows = RowSource(X)
     for T in range(1, len(order) + 1):
         got = fsauc_stage(rows, y, order[:T], StagePoint(w1, a1, b1, alpha1),
-                          StageSteps(0.2, R, kappa, r, D))
-        want = fsauc_stage_ref(X, y, order[:T], w1, a1, b1, alpha1, 0.2, R, kappa, r, D)
+                          StageSteps(0.2, R, kappa, r, D, cap))
+        want = fsauc_stage_ref(X, y, order[:T], w1, a1, b1, alpha1, 0.2, R, kappa, r, D,
+                               cap)
         for g, w_ in [(got[0], want[0]), (got[5][0], want[5][0])]:  # average, last w
             np.testing.assert_allclose(g, w_, rtol=0, atol=1e-9 * (1 + np.abs(w_).max()))
         np.testing.assert_allclose(got[1:3], want[1:3], rtol=0, atol=1e-9)
@@ -276,7 +279,8 @@ def test_default_passes_reach_the_objective_on_a_small_imbalanced_set():
     """One pass over 1,000 rows with 6% positives leaves FSAUC far from its
     objective's minimum (mean pair square loss 0.54-0.57 against 0.236 after 128
     passes); the default n_passes="auto" repeats passes until the schedule has
-    enough samples."""
+    enough samples. The single pass is the paper's steps (``step_cap=0``); with the
+    default cap on the rows' steps it ends at 0.36 here."""
     import aucopt
     from aucopt.learners._objectives import mean_pair_square
 
@@ -294,4 +298,4 @@ def test_default_passes_reach_the_objective_on_a_small_imbalanced_set():
     model = aucopt.get("fsauc", random_state=0).fit(X, y)
     assert model.data_passes_ == 64
     assert loss(model) < 1.05 * long
-    assert loss(aucopt.get("fsauc", n_passes=1, random_state=0).fit(X, y)) > 2 * long
+    assert loss(aucopt.get("fsauc", n_passes=1, step_cap=0, random_state=0).fit(X, y)) > 2 * long
