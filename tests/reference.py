@@ -608,13 +608,14 @@ def fsauc_project_ref(u, c, R, Rk, r):
     return point(lo)
 
 
-def fsauc_stage_ref(X, y, order, w1, a1, b1, alpha1, eta, R, kappa, r, D):
+def fsauc_stage_ref(X, y, order, w1, a1, b1, alpha1, eta, R, kappa, r, D, cap=0.0):
     """One PDSG stage of FSAUC (Liu et al. 2018) over X[order], on dense vectors.
 
     Per step: class sums/counts and p_hat = T+/t including the row; gradients of
     SOLAM's F (:func:`saddle_grads_ref`); (w, a, b) descends and is projected onto
     Omega1 ∩ Ball((w1, a1, b1), r) (:func:`fsauc_project_ref`); alpha ascends and is
-    clipped to [-2R kappa, 2R kappa] ∩ [alpha1 - D, alpha1 + D]. Returns
+    clipped to [-2R kappa, 2R kappa] ∩ [alpha1 - D, alpha1 + D]; with ``cap`` a
+    row's step times ``step_factor_ref``. Returns
     ``(w_avg, a_avg, b_avg, sums, (n_neg, n_pos), (w, a, b, alpha))``, the averages
     over the pre-update iterates v_1 .. v_T."""
     X = np.asarray(X, dtype=np.float64)
@@ -633,8 +634,9 @@ def fsauc_stage_ref(X, y, order, w1, a1, b1, alpha1, eta, R, kappa, r, D):
         p = counts[1] / t
         v_sum += v
         dw, da, db, dal = saddle_grads_ref(v[:d], v[d], v[d + 1], alpha, X[i], y[i], p)
-        u = v - eta * np.concatenate([dw, [da, db]])
-        alpha = min(max(alpha + eta * dal, -2 * Rk, alpha1 - D), 2 * Rk, alpha1 + D)
+        et = eta * step_factor_ref(X[i], cap)
+        u = v - et * np.concatenate([dw, [da, db]])
+        alpha = min(max(alpha + et * dal, -2 * Rk, alpha1 - D), 2 * Rk, alpha1 + D)
         v = fsauc_project_ref(u, c, R, Rk, r)
     T = len(order)
     avg = v_sum / T

@@ -74,9 +74,11 @@ def test_projection_keeps_a_point_inside_both_sets():
 
 @pytest.mark.parametrize("r, R, D", [(50.0, 50.0, math.inf), (0.3, 50.0, 0.05),
                                      (0.5, 0.6, 0.2)])
-def test_stage_kernel_equals_reference_step_by_step(r, R, D):
+@pytest.mark.parametrize("capped", [False, True])
+def test_stage_kernel_equals_reference_step_by_step(r, R, D, capped):
     # the centre inside Omega1; small radii make the ball (and Omega1) bind
     X, y = _data(1, n=40)
+    cap = float(np.median((X ** 2).sum(axis=1))) if capped else 0.0  # half the rows beyond
     rng = np.random.default_rng(7)
     kappa = np.sqrt((X ** 2).sum(axis=1).max())
     w1, a1, b1 = _centre(rng, X.shape[1], min(R, 0.5), min(R, 0.5) * kappa, 1.0)
@@ -85,8 +87,9 @@ def test_stage_kernel_equals_reference_step_by_step(r, R, D):
     rows = RowSource(X)
     for T in range(1, len(order) + 1):
         got = fsauc_stage(rows, y, order[:T], StagePoint(w1, a1, b1, alpha1),
-                          StageSteps(0.2, R, kappa, r, D))
-        want = fsauc_stage_ref(X, y, order[:T], w1, a1, b1, alpha1, 0.2, R, kappa, r, D)
+                          StageSteps(0.2, R, kappa, r, D, cap))
+        want = fsauc_stage_ref(X, y, order[:T], w1, a1, b1, alpha1, 0.2, R, kappa, r, D,
+                               cap)
         for g, w_ in [(got[0], want[0]), (got[5][0], want[5][0])]:  # average, last w
             np.testing.assert_allclose(g, w_, rtol=0, atol=1e-9 * (1 + np.abs(w_).max()))
         np.testing.assert_allclose(got[1:3], want[1:3], rtol=0, atol=1e-9)
@@ -267,10 +270,13 @@ def test_gradient_bound_is_the_default_G_on_the_data():
     paper = clone(clf).set_params(G=None).fit(X, y)
     np.testing.assert_array_equal(clone(clf).set_params(G=bound).fit(X, y).coef_, paper.coef_)
     assert paper.G_ == bound
-    default = clone(clf).fit(X, y)  # G="auto": 2^-7 times the bound
-    assert default.G_ == bound * 2.0 ** -7
-    np.testing.assert_array_equal(clone(clf).set_params(G=bound * 2.0 ** -7).fit(X, y).coef_,
-                                  default.coef_)
+    default = clone(clf).fit(X, y)  # G="auto": the bound on rows of many lengths
+    assert default.G_ == bound
+    unit = X / np.maximum(np.linalg.norm(X, axis=1), 1e-12)[:, None]  # one length: 2^-7
+    short = clone(clf).fit(unit, y)
+    assert short.G_ == pytest.approx(clf.gradient_bound(unit) * 2.0 ** -7, rel=1e-12)
+    np.testing.assert_array_equal(clone(clf).set_params(G=short.G_).fit(unit, y).coef_,
+                                  short.coef_)
     auto = FSAUC()  # R="auto": its value on X, the centre of the search space
     assert auto.gradient_bound(X) == auto.gradient_bound(X, R=auto.search_space(X)["R"][2])
     with pytest.raises(ValueError, match="R must be finite"):
@@ -281,7 +287,8 @@ def test_default_passes_reach_the_objective_on_a_small_imbalanced_set():
     """One pass over 1,000 rows with 6% positives leaves FSAUC far from its
     objective's minimum (mean pair square loss 0.54-0.57 against 0.236 after 128
     passes); the default n_passes="auto" repeats passes until the schedule has
-    enough samples."""
+    enough samples. The single pass is the paper's steps (``norm_cap=0``); with the
+    default cap on the rows' steps it ends at 0.36 here."""
     import aucopt
     from aucopt.learners._objectives import mean_pair_square
 
@@ -301,4 +308,5 @@ def test_default_passes_reach_the_objective_on_a_small_imbalanced_set():
     model = aucopt.get("fsauc", G=None, random_state=0).fit(X, y)
     assert model.data_passes_ == 64
     assert loss(model) < 1.05 * long
-    assert loss(aucopt.get("fsauc", n_passes=1, G=None, random_state=0).fit(X, y)) > 2 * long
+    assert loss(aucopt.get("fsauc", n_passes=1, G=None, norm_cap=0,
+                           random_state=0).fit(X, y)) > 2 * long

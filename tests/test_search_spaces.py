@@ -63,7 +63,8 @@ AUTO_RULES = {
     "sam": ("lam", lambda s, n, X: 3 * s / n),
     "asam": ("lam", lambda s, n, X: s * min(1e-4, 1 / n)),
     "adadsgd": ("lam", lambda s, n, X: 1e-6 * s),
-    "fsauc": ("R", lambda s, n, X: X.shape[1] ** 0.25 / np.sqrt(s)),
+    "fsauc": ("R", lambda s, n, X: X.shape[1] ** 0.25 / (
+        2 * np.sqrt(np.median(np.sum(X * X, axis=1))))),
 }
 
 

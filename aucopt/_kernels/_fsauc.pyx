@@ -176,20 +176,27 @@ cdef class StagePoint:
 cdef class StageSteps:
     """A stage's step ``eta`` and sets: ``Omega1 = {||w|| <= R, |a|, |b| <= R kappa}``,
     ``Omega2 = {|alpha| <= 2 R kappa}``, the ball of radius ``r`` around the centre
-    in ``(w, a, b)`` and ``[alpha1 - D, alpha1 + D]`` for ``alpha`` (``D`` may be inf)."""
+    in ``(w, a, b)`` and ``[alpha1 - D, alpha1 + D]`` for ``alpha`` (``D`` may be inf).
+    ``cap > 0`` multiplies row ``i``'s step by ``min(1, cap / ||x_i||^2)`` (0: the
+    paper's step)."""
     cdef readonly double eta
     cdef readonly double R
     cdef readonly double kappa
     cdef readonly double r
     cdef readonly double D
+    cdef readonly double cap
 
-    def __init__(self, double eta, double R, double kappa, double r, double D):
+    def __init__(self, double eta, double R, double kappa, double r, double D,
+                 double cap=0.0):
         if not (R > 0.0 and R < np.inf and kappa > 0.0 and kappa < np.inf):
             raise ValueError(f"need finite R > 0 and kappa > 0, got R={R!r}, kappa={kappa!r}")
         if not (r > 0.0 and r < np.inf and D > 0.0 and eta >= 0.0 and eta < np.inf):
             raise ValueError(f"need finite r > 0, D > 0 and finite eta >= 0, got r={r!r}, "
                              f"D={D!r}, eta={eta!r}")
+        if not cap >= 0.0:
+            raise ValueError(f"need cap >= 0, got cap={cap!r}")
         self.eta, self.R, self.kappa, self.r, self.D = eta, R, kappa, r, D
+        self.cap = cap
 
 
 def _buffer(buf, shape, name):
@@ -245,7 +252,8 @@ def fsauc_stage(RowSource X, const double[::1] y, const int64_t[::1] order,
     cdef const int32_t* ind
     cdef double K, EW = 0.0, EE = 0.0, sigma = 0.0, sum_sigma = 0.0
     cdef double a1 = start.a, b1 = start.b, alpha1 = start.alpha
-    cdef double eta = steps.eta, R = steps.R, r = steps.r, D = steps.D
+    cdef double eta = steps.eta, R = steps.R, r = steps.r, D = steps.D, cap = steps.cap
+    cdef double et, q
     cdef double a = a1, b = b1, alpha = alpha1, sum_a = 0.0, sum_b = 0.0
     cdef double n_pos = 0.0, n_neg = 0.0, p, xw1, ex, sx, c, da, db, dalpha, g
     cdef double rho = 1.0, t, f, ee_new, Rk = R * steps.kappa
@@ -304,15 +312,19 @@ def fsauc_stage(RowSource X, const double[::1] y, const int64_t[::1] order,
                 da = 0.0
                 db = -2.0 * p * (sx - b)
                 dalpha = 2.0 * p * sx - 2.0 * p * (1.0 - p) * alpha
-            # descent in (w, a, b), ascent in alpha
-            g = -eta * c
+            # descent in (w, a, b), ascent in alpha (a row beyond the cap: a shorter step)
+            et = eta
+            q = X.sqnorm(i)
+            if cap > 0.0 and q > cap:
+                et = eta * cap / q
+            g = -et * c
             if g != 0.0:
                 e.add(g, vals, ind, nnz)
-                EE += 2.0 * g * ex + g * g * X.sqnorm(i)
+                EE += 2.0 * g * ex + g * g * q
                 if EE < 0.0:
                     EE = 0.0
                 EW += g * xw1
-            B = Ball(K, EW, EE, a - eta * da - a1, b - eta * db - b1, a1, b1, R, Rk, r)
+            B = Ball(K, EW, EE, a - et * da - a1, b - et * db - b1, a1, b1, R, Rk, r)
             t = project_primal(&B, &rho, &a, &b)
             f = rho * t
             if f != 1.0:
@@ -324,7 +336,7 @@ def fsauc_stage(RowSource X, const double[::1] y, const int64_t[::1] order,
                 EW = (rho - 1.0) * K + f * EW
                 EE = ee_new if ee_new > 0.0 else 0.0
                 e.scale_by(f)
-            alpha = clip(alpha + eta * dalpha, lo, hi)
+            alpha = clip(alpha + et * dalpha, lo, hi)
             poll(&counter, 4 * nnz + 64)
     T = float(n_steps)
     w_avg = ((T + sum_sigma) / T) * centre + e.average()

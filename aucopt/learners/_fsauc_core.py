@@ -104,6 +104,9 @@ Zhou et al. (directory ``baselines/icml18_fsauc`` and its C version).
   2^[-10:10]) is the first step size; here ``G`` keeps the paper's role
   (``eta_1 = sqrt(beta0) R0 / (G sqrt(2 n0))``), so tune it around the bound,
   e.g. ``G_bound * 2^[-10:10]`` (``info["G_bound"]``).
+* ``cap`` (not in the paper or the codes; the registered learner's default for
+  data with outlier rows): a row whose squared norm exceeds ``cap > 0`` takes
+  its step times ``cap / ||x||^2``; ``cap = 0`` is the paper's step.
 """
 import math
 
@@ -167,7 +170,7 @@ def _check_labels(y, n_rows):
 
 
 def fsauc_fit(X, y, *, R=10.0, G=None, n_passes=1, delta=0.1, kappa=None, random_state=None,
-              steps="lemma"):
+              steps="lemma", cap=0.0):
     """Train FSAUC (Liu et al. 2018) and return the ranking direction.
 
     Parameters
@@ -205,6 +208,9 @@ def fsauc_fit(X, y, *, R=10.0, G=None, n_passes=1, delta=0.1, kappa=None, random
         Stage step sizes: ``"lemma"`` is the paper's ``eta_k = sqrt(beta_{k-1})
         R_{k-1} / (G sqrt(2 n0))``; ``"halving"`` keeps ``eta_1`` and halves it at
         every restart, as the authors' code does (see the module docstring).
+    cap : float, default=0.0
+        A row whose squared norm exceeds ``cap > 0`` takes its step times ``cap /
+        ||x||^2`` (0: the paper's step).
 
     Returns
     -------
@@ -222,6 +228,7 @@ def fsauc_fit(X, y, *, R=10.0, G=None, n_passes=1, delta=0.1, kappa=None, random
     if G is not None:
         check_positive("G", G)
     check_count("n_passes", n_passes)
+    check_positive("cap", cap, allow_zero=True)
     if steps not in ("lemma", "halving"):
         raise ValueError(f"steps must be 'lemma' or 'halving', got {steps!r}")
     check_positive("delta", delta)
@@ -261,7 +268,7 @@ def fsauc_fit(X, y, *, R=10.0, G=None, n_passes=1, delta=0.1, kappa=None, random
             info[key].append(value)
         w_c, a_c, b_c, sums, counts, last, n_shrunk = fsauc_stage(
             rows, y, order[k * n0:(k + 1) * n0], StagePoint(w_c, a_c, b_c, alpha_c),
-            StageSteps(eta, R, kappa, radius, D), work, sums)
+            StageSteps(eta, R, kappa, radius, D, float(cap)), work, sums)
         # means of values in [-R kappa, R kappa]; the clip only removes rounding
         a_c, b_c = (min(max(v, -R * kappa), R * kappa) for v in (a_c, b_c))
         info["n_shrunk"].append(n_shrunk)
