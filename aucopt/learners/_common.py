@@ -44,7 +44,7 @@ def weights_state(columns, averaging=False):
     return state
 
 
-EPOCH_PARAMS = """
+_EPOCH_TEMPLATE = """
     n_epochs : int or "auto", default="auto"
         Passes over the data in ``fit``. "auto" runs passes until the training
         objective stalls: after each pass it is evaluated on the training rows (a
@@ -54,10 +54,12 @@ EPOCH_PARAMS = """
         exactly that many passes.
     tol : float, default={tol}
         Smallest improvement of the objective that counts as progress.
-    n_iter_no_change : int, default=2
+    n_iter_no_change : int, default={patience}
         Passes in a row without progress that stop training.
     max_epochs : int, default=50
         Most passes with ``n_epochs="auto"``."""
+# the parameters as most learners default them (``{tol}`` left to fill)
+EPOCH_PARAMS = _EPOCH_TEMPLATE.replace("{patience}", "2")
 
 
 SHUFFLE_PARAMS = """
@@ -138,13 +140,15 @@ class RepeatedPasses:
 
 
 def repeated_passes(tol, one_pass=None, repeated=None, below=None,
-                    tasks="the 56 tasks"):
+                    tasks="the 56 tasks", patience=2, stall=""):
     """Class decorator of a :class:`RepeatedPasses` learner: its docstring gets the
-    ``n_epochs`` family of parameters (``tol``: the default) and the paragraph
+    ``n_epochs`` family of parameters (``tol``, ``patience``: the defaults of ``tol``
+    and ``n_iter_no_change``) and the paragraph
     saying why the default departs from the paper's single pass, with the
     learner's measured mean AUC gaps to logistic regression (``one_pass``,
     ``repeated``: strings) and the tasks more than 0.05 below it by default
-    (``below``), when measured (on ``tasks``)."""
+    (``below``), when measured (on ``tasks``); ``stall``: sentences on the
+    learner's stall rule, appended."""
 
     def deco(cls):
         measured = "" if one_pass is None else (
@@ -160,8 +164,10 @@ def repeated_passes(tol, one_pass=None, repeated=None, below=None,
             "shuffled each time, until the training objective stalls (as the SGD "
             "learners do). Each pass's rows count in the model's statistics and "
             "``t_`` (its merge weight): for :meth:`merge` fit the parts with "
-            "``n_epochs=1`` (a distributed fit makes one pass)." + measured],
-            parameters=[docstring(EPOCH_PARAMS, fields={"tol": tol}).strip("\n")])
+            "``n_epochs=1`` (a distributed fit makes one pass)." + measured
+            + (" " + stall if stall else "")],
+            parameters=[docstring(_EPOCH_TEMPLATE, fields={
+                "tol": tol, "patience": patience}).strip("\n")])
         return cls
 
     return deco

@@ -44,7 +44,7 @@ from aucopt.learners._common import (AVERAGED_WEIGHTS, EPOCH_PARAMS,
 from aucopt.learners._objectives import mean_pair_square
 from aucopt.learners._fsauc_core import fsauc_fit, fsauc_gradient_bound
 from aucopt.learners.square import (_SHUFFLE, _Streaming, class_sum_state, open_class_sums,
-                                    tail_doc)
+                                    square_lam, tail_doc)
 from aucopt.validation import (check_choice, check_count, check_fraction, check_positive,
                                check_random_state, check_seed, check_X, row_source)
 
@@ -621,8 +621,17 @@ class SPDAM(BaseLearner):
     ----------
     lam : float or "auto", default="auto"
         Strong-convexity weight (lambda); tuned on 10^[-5:1] by the thesis. "auto"
-        is ``1e-3 s`` with ``s`` the mean squared row norm (``row_scale_``; the
-        fixed 1e-3 under-regularises rows of large norm).
+        is ``3e-2 s`` on rows whose mean squared entry ``s / d`` is at least 1/4
+        (tabular rows) and ``1e-3 s`` on sparser rows (text), with ``s`` the mean
+        squared row norm (``row_scale_``; the fixed 1e-3 under-regularises rows of
+        large norm). ``P`` is OPAUC's objective (:class:`OPAUC`), whose
+        minimiser on the small imbalanced tasks of ``tools/tabular.py`` ranks best
+        at ``3e-2 s`` (the numbers are in OPAUC's ``lam``). On its 56 tasks the
+        mean test AUC minus LogisticRegression()'s went from -0.009 at ``1e-3 s``
+        (5 tasks more than 0.05 below it, every fit stopped by ``max_epochs``) to
+        -0.004 (2 tasks: two heavy-tailed ones where the minimiser itself is
+        0.07-0.09 below), in 9 s of CPU against 20 (the larger strong convexity
+        speeds the linear convergence). Text keeps ``1e-3 s``.
     batch_size : float or int, default=0.1
         Mini-batch size ``m_b``: a fraction of n (float in (0, 1]) or a count (the
         paper: 10%; ``m_b = 1`` fails there).
@@ -692,7 +701,7 @@ class SPDAM(BaseLearner):
     _merge_rules = {"coef_": "mean", "n_iter_": "sum",
                     **{k: "mean" for k in ("sigma_", "tau_", "theta_", "kappa_")}}
 
-    _auto_params = {"lam": lambda self, s, rows: 1e-3 * s}
+    _auto_params = {"lam": lambda self, s, rows: square_lam(s, rows, 1e-3)}
     # a diverged default fit (kappa="rms") is retried with the theorem's kappa
     _retry_param = "kappa"
 
