@@ -37,7 +37,7 @@ from libc.math cimport sqrt
 from libc.stdint cimport int32_t, int64_t
 
 from aucopt._kernels._interrupt cimport poll
-from aucopt._kernels._rows cimport RowSource
+from aucopt._kernels._rows cimport RowSource, cap_factor, check_cap_value
 from aucopt._kernels._weights cimport Weights
 
 # the search for t stops when phi(t) is this close to r^2 (relative) ...
@@ -193,8 +193,7 @@ cdef class StageSteps:
         if not (r > 0.0 and r < np.inf and D > 0.0 and eta >= 0.0 and eta < np.inf):
             raise ValueError(f"need finite r > 0, D > 0 and finite eta >= 0, got r={r!r}, "
                              f"D={D!r}, eta={eta!r}")
-        if not cap >= 0.0:
-            raise ValueError(f"need cap >= 0, got cap={cap!r}")
+        check_cap_value(cap)
         self.eta, self.R, self.kappa, self.r, self.D = eta, R, kappa, r, D
         self.cap = cap
 
@@ -313,10 +312,8 @@ def fsauc_stage(RowSource X, const double[::1] y, const int64_t[::1] order,
                 db = -2.0 * p * (sx - b)
                 dalpha = 2.0 * p * sx - 2.0 * p * (1.0 - p) * alpha
             # descent in (w, a, b), ascent in alpha (a row beyond the cap: a shorter step)
-            et = eta
             q = X.sqnorm(i)
-            if cap > 0.0 and q > cap:
-                et = eta * cap / q
+            et = eta * cap_factor(q, cap)
             g = -et * c
             if g != 0.0:
                 e.add(g, vals, ind, nnz)

@@ -40,7 +40,8 @@ from libc.stdlib cimport calloc, free
 from libc.stdint cimport int32_t, int64_t
 
 from aucopt._kernels._interrupt cimport poll
-from aucopt._kernels._rows cimport RowSource, row_of, sqnorm_of
+from aucopt._kernels._rows cimport (RowSource, cap_factor, check_cap, check_cap_value,
+                                    row_of, sqnorm_of)
 from aucopt._kernels._weights cimport (ElasticNetWeights, Weights, renormalize_limit,
                                       weights_dot)
 
@@ -228,18 +229,13 @@ cdef class SquareStep:
 
     def __init__(self, double step, double weight, double theta, double shrink,
                  double cap=0.0):
-        if not cap >= 0.0:
-            raise ValueError(f"cap must be >= 0, got {cap!r}")
+        check_cap_value(cap)
         self.step = step
         self.weight = weight
         self.theta = theta
         self.shrink = shrink
         self.cap = cap
 
-    cdef int check(self, RowSource X) except -1:
-        if self.cap > 0.0 and not X.has_norms:
-            raise ValueError("a cap needs the rows' norms (RowSource(X, norms=True))")
-        return 0
 
 
 cdef Py_ssize_t sgd_steps(RowSource X, Weights w, const int64_t* pos_rows,
@@ -391,7 +387,7 @@ cdef Py_ssize_t square_steps(RowSource X, ElasticNetWeights w, const int64_t* po
     cdef const double* vj
     cdef const int32_t* ii
     cdef const int32_t* ij
-    cdef double m, c, longest
+    cdef double m, c
     k = start
     while k < stop:
         if halt != NULL and aucopt_halted(halt):
@@ -402,9 +398,7 @@ cdef Py_ssize_t square_steps(RowSource X, ElasticNetWeights w, const int64_t* po
         m = m - w.dot(vj, ij, nj)
         c = step * weight * 2.0 * (1.0 - m)
         if cap > 0.0:
-            longest = max(sqnorm_of(X, pos_rows[k]), sqnorm_of(X, neg_rows[k]))
-            if longest > cap:
-                c *= cap / longest
+            c *= cap_factor(max(sqnorm_of(X, pos_rows[k]), sqnorm_of(X, neg_rows[k])), cap)
         w.add_pair(c, vi, ii, ni, vj, ij, nj)
         if lead:
             w.prox_step(theta, shrink)
@@ -432,7 +426,7 @@ def square_prox_pairs(RowSource X, ElasticNetWeights w,
     if w.n_features != X.n_features:
         raise ValueError("weights and rows differ in the number of features")
     _check_pairs(X, pos_rows, neg_rows)
-    s.check(X)
+    check_cap(X, s.cap)
     if n_steps == 0:
         return
     with nogil:
@@ -455,7 +449,7 @@ def square_lane(RowSource X, ElasticNetWeights w, const int64_t[::1] pos_rows,
     if w.n_features != X.n_features:
         raise ValueError("weights and rows differ in the number of features")
     _check_lane(X, pos_rows, neg_rows, lanes, lane)
-    s.check(X)
+    check_cap(X, s.cap)
     if pos_rows.shape[0] == 0:
         return
     with nogil:

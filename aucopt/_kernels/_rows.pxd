@@ -41,3 +41,30 @@ cdef inline double sqnorm_of(RowSource X, Py_ssize_t i) noexcept nogil:
     if X.order != NULL:
         i = X.order[i]
     return X.sqnorms[i]
+
+
+# The norm cap of a step rule (``norm_cap`` of Uni-Exp, adaDSGD, SOLAM, SPAM, FSAUC):
+# a row of squared norm ``sq`` above ``cap`` takes its step times ``cap / sq``.
+
+cdef inline double cap_factor(double sq, double cap) noexcept nogil:
+    """``min(1, cap / sq)`` (1 for ``cap <= 0``: no cap)."""
+    return cap / sq if cap > 0.0 and sq > cap else 1.0
+
+
+cdef inline double row_cap_factor(RowSource X, Py_ssize_t i, double cap) noexcept nogil:
+    """:func:`cap_factor` of row ``i`` (its norm read only when ``cap > 0``)."""
+    return cap_factor(sqnorm_of(X, i), cap) if cap > 0.0 else 1.0
+
+
+cdef inline int check_cap_value(double cap) except -1:
+    if not cap >= 0.0:
+        raise ValueError(f"cap must be >= 0, got {cap!r}")
+    return 0
+
+
+cdef inline int check_cap(RowSource X, double cap) except -1:
+    """A valid cap, and the rows' norms when it caps (``cap > 0``)."""
+    check_cap_value(cap)
+    if cap > 0.0 and X.sqnorms == NULL and X.n_rows > 0:
+        raise ValueError("a norm cap needs the rows' norms (RowSource(X, norms=True))")
+    return 0

@@ -27,7 +27,7 @@ from libc.stdint cimport int32_t, int64_t
 
 from aucopt._kernels._interrupt cimport poll
 from aucopt._kernels._pairs cimport gather
-from aucopt._kernels._rows cimport RowSource, sqnorm_of
+from aucopt._kernels._rows cimport RowSource, check_cap, check_cap_value, row_cap_factor
 from aucopt._kernels._stats cimport ClassSums, array_data, check_rows
 from aucopt._kernels._weights cimport Weights
 
@@ -44,26 +44,9 @@ cdef inline double saddle_coef(double yt, double sx, double a, double b, double 
     return 2.0 * p * (sx - b) + 2.0 * (1.0 + alpha) * p
 
 
-cdef inline double row_factor(RowSource X, Py_ssize_t i, double cap) noexcept nogil:
-    """``min(1, cap / ||x_i||^2)``, the factor on row ``i``'s step (1 for ``cap = 0``)."""
-    cdef double q
-    if cap <= 0.0:
-        return 1.0
-    q = sqnorm_of(X, i)
-    return cap / q if q > cap else 1.0
-
-
 def py_saddle_coef(double yt, double sx, double a, double b, double alpha, double p):
     """Python access to :func:`saddle_coef` (tests)."""
     return saddle_coef(yt, sx, a, b, alpha, p)
-
-
-cdef int _check_cap(RowSource X, double cap) except -1:
-    if not cap >= 0.0:
-        raise ValueError(f"cap must be >= 0, got {cap}")
-    if cap > 0.0 and X.sqnorms == NULL:
-        raise ValueError("a step cap needs a RowSource with row norms")
-    return 0
 
 
 cdef int _check_order(RowSource X, const int64_t[::1] order) except -1:
@@ -130,7 +113,7 @@ def solam_steps(RowSource X, const double[::1] y, Weights w, SolamState st not N
     check_rows(X, y, w.n_features)
     if not w.averaging:
         raise ValueError("SOLAM needs Weights with an averaging accumulator")
-    _check_cap(X, cap)
+    check_cap(X, cap)
     with nogil:
         for i in range(n):
             nnz = X.row(i, &vals, &ind)
@@ -147,7 +130,7 @@ def solam_steps(RowSource X, const double[::1] y, Weights w, SolamState st not N
             st.a_avg += gam / gbar * (st.a - st.a_avg)
             st.b_avg += gam / gbar * (st.b - st.b_avg)
             st.alpha_avg += gam / gbar * (st.alpha - st.alpha_avg)
-            gam = gam * row_factor(X, i, cap)
+            gam = gam * row_cap_factor(X, i, cap)
             sx = w.dot(vals, ind, nnz)
             c = saddle_coef(yt, sx, st.a, st.b, st.alpha, p)
             if yt > 0:
@@ -202,8 +185,7 @@ cdef class SpamSchedule:
                 and 0.0 <= p <= 1.0) or (lam == 0.0 and not invsqrt):
             raise ValueError("SpamSchedule needs eta > 0, lam1, t0 >= 0, p in [0, 1] "
                              "and lam > 0 unless invsqrt")
-        if not cap >= 0.0:
-            raise ValueError(f"cap must be >= 0, got {cap}")
+        check_cap_value(cap)
         self.eta, self.lam, self.lam1, self.t0, self.invsqrt = eta, lam, lam1, t0, invsqrt
         self.p, self.cap = p, cap
 
@@ -252,12 +234,12 @@ def spam_l2_steps(RowSource X, const double[::1] y, const int64_t[::1] order, We
     if stats.n_features != w.n_features:
         raise ValueError("the class sums and the weights differ in the number of features")
     _check_order(X, order)
-    _check_cap(X, s.cap)
+    check_cap(X, s.cap)
     with nogil:
         for k in range(order.shape[0]):
             i = order[k]
             nnz = X.row(i, &vals, &ind)
-            et = s.next_rate() * row_factor(X, i, s.cap)
+            et = s.next_rate() * row_cap_factor(X, i, s.cap)
             c = spam_gradient_step(s, w, et, y[i], vals, ind, nnz)
             f = 1.0 / (1.0 + et * s.lam)
             s.a = (s.a + c * stats.dot(1, vals, ind, nnz) / n_pos) * f
@@ -309,14 +291,14 @@ def spam_net_steps(RowSource X, const double[::1] y, const int64_t[::1] order, W
     if m_pos.shape[0] != d or m_neg.shape[0] != d:
         raise ValueError(f"the class means need {d} entries")
     _check_order(X, order)
-    _check_cap(X, s.cap)
+    check_cap(X, s.cap)
     v = w.dense_begin()
     try:
         with nogil:
             for k in range(order.shape[0]):
                 i = order[k]
                 nnz = X.row(i, &vals, &ind)
-                et = s.next_rate() * row_factor(X, i, s.cap)
+                et = s.next_rate() * row_cap_factor(X, i, s.cap)
                 spam_gradient_step(s, w, et, y[i], vals, ind, nnz)
                 soft_threshold(v, d, w.stride, et * s.lam1, 1.0 / (1.0 + et * s.lam),
                                &m_pos[0], &m_neg[0], &s.a, &s.b)

@@ -30,7 +30,7 @@ from scipy.linalg.cython_blas cimport daxpy, ddot, dgemv, dscal, dsymv
 from aucopt._kernels._interrupt cimport poll
 from aucopt._kernels._journal cimport Journal, touch_rows
 from aucopt._kernels._pairs cimport gather
-from aucopt._kernels._rows cimport RowSource, sqnorm_of
+from aucopt._kernels._rows cimport RowSource, check_cap, row_cap_factor
 from aucopt._kernels._stats cimport ClassSums, array_data, check_rows
 from aucopt._kernels._weights cimport Weights
 
@@ -600,15 +600,12 @@ def uniexp_steps(RowSource X, const double[::1] y, Weights w, double[::1] counts
     cdef Py_ssize_t i, nnz, n = X.n_rows, work = 0
     cdef const double* vals
     cdef const int32_t* ind
-    cdef double yt, m, step, sq
+    cdef double yt, m, step
     cdef int cls
     check_rows(X, y, w.n_features)
     if counts.shape[0] != 2:
         raise ValueError("counts must have shape (2,)")
-    if not cap >= 0.0:
-        raise ValueError(f"cap must be >= 0, got {cap!r}")
-    if cap > 0.0 and not X.has_norms:
-        raise ValueError("cap needs the rows' norms (RowSource(X, norms=True))")
+    check_cap(X, cap)
     with nogil:
         for i in range(n):
             nnz = X.row(i, &vals, &ind)
@@ -620,10 +617,6 @@ def uniexp_steps(RowSource X, const double[::1] y, Weights w, double[::1] counts
             if m > EXP_CLIP:
                 m = EXP_CLIP
             step = eta * (<double>t / counts[cls]) * yt * exp(m)
-            if cap > 0.0:
-                sq = sqnorm_of(X, i)
-                if sq > cap:
-                    step *= cap / sq
-            w.add(step, vals, ind, nnz)
+            w.add(step * row_cap_factor(X, i, cap), vals, ind, nnz)
             poll(&work, 2 * nnz + 8)
     return t
