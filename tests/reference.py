@@ -374,16 +374,16 @@ def opaucr_steps_ref(X, y, rho, eta, lam):
     return w, Z, q
 
 
-def uniexp_steps_ref(X, y, eta, cap=0.0):
+def uniexp_steps_ref(X, y, eta, cap=0.0, clip=30.0):
     """Online Uni-Exp as reconstructed from Kotlowski et al., Bipartite Ranking through
     Minimization of Univariate Loss, 2011; with ``cap > 0`` a row's step is multiplied
-    by ``min(1, cap / ||x||^2)``."""
+    by ``min(1, cap / ||x||^2)``; the exponent is at most ``clip``."""
     X = np.asarray(X, dtype=np.float64)
     w = np.zeros(X.shape[1])
     T = {1.0: 0, -1.0: 0}
     for t, (x, yt) in enumerate(zip(X, y), start=1):
         T[yt] += 1
-        step = eta * (t / T[yt]) * yt * np.exp(min(-yt * (w @ x), 30.0))
+        step = eta * (t / T[yt]) * yt * np.exp(min(-yt * (w @ x), clip))
         if cap > 0 and x @ x > cap:
             step *= cap / (x @ x)
         w = w + step * x

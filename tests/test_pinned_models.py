@@ -53,7 +53,9 @@ CASES = {
     # eta=1e-4: at 1e-2 the pinned tree returned ||w|| ~ 5e12, which the driver now
     # refuses as diverged (the pin for 1e-4 was written by the same old tree)
     # norm_cap=0: no cap on the steps of long rows, the pinned tree's rule
-    "uni_exp": dict(eta=1e-4, norm_cap=0.0),
+    # clip=30, n_epochs=1: the reconstruction's exponent and single pass (now clip=0
+    # and repeated passes by default)
+    "uni_exp": dict(eta=1e-4, norm_cap=0.0, clip=30.0, n_epochs=1),
     # norm_cap=0: the paper's steps, the pinned tree's (now capped by default)
     "solam": dict(eta=1.0, lam=1e-3, R="auto", norm_cap=0, n_epochs=2),
     "spam": dict(penalty="elasticnet", lam=1e-2, lam1=1e-4, eta=1.0, norm_cap=0, n_epochs=2,
@@ -160,7 +162,9 @@ def test_model_equals_the_pinned_one(name, ds, monkeypatch):
 
 # Defaults changed since the pins, with what the default adds: the pinned cases above
 # keep the old values explicitly; these pin the new ones.
-NEW_DEFAULTS = {"psam": dict(avg_power=8.0, n_iter_no_change=1)}
+NEW_DEFAULTS = {"psam": dict(avg_power=8.0, n_iter_no_change=1),
+                "sam": dict(n_iter_no_change=5),
+                "uni_exp": dict(clip=0.0, n_epochs="auto", tol=1e-4, n_iter_no_change=2)}
 
 
 @pytest.mark.parametrize("name", sorted(NEW_DEFAULTS))

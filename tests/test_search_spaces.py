@@ -61,7 +61,9 @@ def test_grid_search_without_a_grid_uses_the_learner_search_space():
 AUTO_RULES = {
     "spam": ("lam", lambda s, n, X: np.median(np.sum(X * X, axis=1)) / (2 * n)),
     "sam": ("lam", lambda s, n, X: 3 * s / n),
-    "asam": ("lam", lambda s, n, X: s * min(1e-4, 1 / n)),
+    # ASAM: 0.5 s / n below 5,000 rows (these 120), PSAM's s min(1e-4, 1/n) above
+    "asam": ("lam", lambda s, n, X: s * max(0.5 / n, min(1e-4, 1 / n))),
+    "psam": ("lam", lambda s, n, X: s * min(1e-4, 1 / n)),
     "adadsgd": ("lam", lambda s, n, X: 1e-6 * s),
     "fsauc": ("R", lambda s, n, X: X.shape[1] ** 0.25 / (
         2 * np.sqrt(np.median(np.sum(X * X, axis=1))))),

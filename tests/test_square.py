@@ -283,13 +283,14 @@ def test_square_loss_far_worse_than_zero_is_refused(name, monkeypatch):
 # ------------------------------------------------------------------ Uni-Exp
 
 
+@pytest.mark.parametrize("clip", [30.0, 0.0, 0.5])
 @pytest.mark.parametrize("cap", [0.0, 3.0])
 @pytest.mark.parametrize("sparse", [False, True])
-def test_uni_exp_equals_reference(sparse, cap):
+def test_uni_exp_equals_reference(sparse, cap, clip):
     X, y = _data(7)
-    clf = aucopt.get("uni_exp", eta=0.05, norm_cap=cap, shuffle=False).fit(
-        sp.csr_matrix(X) if sparse else X, y)
-    _close(clf.coef_, uniexp_steps_ref(X, y, 0.05, cap))
+    clf = aucopt.get("uni_exp", eta=0.05, norm_cap=cap, clip=clip, n_epochs=1,
+                     shuffle=False).fit(sp.csr_matrix(X) if sparse else X, y)
+    _close(clf.coef_, uniexp_steps_ref(X, y, 0.05, cap, clip))
     if cap:  # the cap binds on some rows of these
         assert np.sum(np.sum(X * X, axis=1) > cap) > 10
     assert clf.t_ == len(y)
@@ -298,12 +299,13 @@ def test_uni_exp_equals_reference(sparse, cap):
 
 def _first_stable_eta(X, y, **params):
     """Reference of eta="auto" (with norm_cap="auto", the 75th percentile ``c`` of
-    the squared row norms): fit with 4^-j / c, j = 0, 1, ..., until one does not
+    the squared row norms): a pass with 4^-j / c, j = 3, 4, ..., until one does not
     raise; that step over sqrt(2)."""
     s = float(np.quantile(np.sum(X * X, axis=1), 0.75))
-    for j in range(square._UNIEXP_TRIALS):
+    one_pass = {**params, "n_epochs": 1}
+    for j in range(3, 3 + square._UNIEXP_TRIALS):
         try:
-            aucopt.get("uni_exp", eta=4.0 ** -j / s, norm_cap=s, **params).fit(X, y)
+            aucopt.get("uni_exp", eta=4.0 ** -j / s, norm_cap=s, **one_pass).fit(X, y)
         except FloatingPointError:
             continue
         return 4.0 ** -j / s / math.sqrt(2.0)
@@ -314,17 +316,31 @@ def _first_stable_eta(X, y, **params):
 @pytest.mark.parametrize("shuffle", [False, True])
 def test_uni_exp_auto_eta_is_the_largest_stable_step_over_sqrt2(outliers, shuffle):
     X, y = _data(9, n=300, d=6, density=1.0)
-    if outliers:  # rows 30 times longer than the rest make the large steps diverge
-        X[::50] *= 30.0
-    params = {"shuffle": shuffle, "random_state": 4}
+    if outliers:  # rows 300 times longer than the rest make the large steps diverge
+        X[::50] *= 300.0
+    # the exponential loss of the reconstruction (clip=30), one pass or several
+    params = {"shuffle": shuffle, "random_state": 4, "clip": 30.0,
+              "n_epochs": 1 if outliers else 3}
     expected = _first_stable_eta(X, y, **params)
     auto = aucopt.get("uni_exp", **params).fit(X, y)
     assert auto.eta_ == pytest.approx(expected, rel=1e-12)
     # the model is the fit with that step given explicitly (same order, same seed)
     np.testing.assert_array_equal(auto.coef_, aucopt.get("uni_exp", eta=auto.eta_,
                                                          **params).fit(X, y).coef_)
-    if outliers:
-        assert auto.eta_ * auto.row_scale_ < 1.0 / math.sqrt(2.0)  # a trial diverged
+    if outliers:  # a trial diverged
+        assert auto.eta_ * auto.norm_cap_ < 4.0 ** -3 / math.sqrt(2.0)
+
+
+def test_uni_exp_default_clip_takes_the_first_trial_step():
+    # clip=0: a misranked row's step weight is at most 1, no step diverges, and
+    # "auto" is the first trial 4^-3 / c over sqrt(2) (2^-6.5 / c), with the rows 300
+    # times longer that make clip=30's first trials diverge
+    X, y = _data(9, n=300, d=6, density=1.0)
+    X[::50] *= 300.0
+    auto = aucopt.get("uni_exp", random_state=4).fit(X, y)
+    assert auto.clip == 0.0
+    assert auto.eta_ * auto.norm_cap_ == pytest.approx(2.0 ** -6.5, rel=1e-12)
+    assert _first_stable_eta(X, y, random_state=4, clip=30.0) < auto.eta_
 
 
 def test_uni_exp_auto_eta_searches_on_the_first_chunk_only():
@@ -346,7 +362,7 @@ def test_uni_exp_auto_eta_searches_on_the_first_chunk_only():
     ("opauc", "opauc_steps", {"n_epochs": 1}, 30),    # journaled covariance sums
     ("adaoam", "opauc_steps", {"n_epochs": 1}, 30),
     ("opaucr", "opaucr_steps", {"n_epochs": 1, "random_state": np.random.default_rng(3)}, 30),
-    ("uni_exp", "uniexp_steps", {}, 30)])
+    ("uni_exp", "uniexp_steps", {"n_epochs": 1}, 30)])
 def test_ctrl_c_mid_pass_leaves_a_fitted_model_bit_identical(monkeypatch, name, kernel,
                                                              params, chunk):
     X, y = _data(8, n=80)

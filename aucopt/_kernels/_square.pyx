@@ -584,17 +584,20 @@ def sketch_coef(Weights w, Sketch sk not None):
 # reconstruction from Kotlowski et al., Bipartite Ranking through Minimization of
 # Univariate Loss, 2011
 def uniexp_steps(RowSource X, const double[::1] y, Weights w, double[::1] counts,
-                 int64_t t, double eta, double cap=0.0):
+                 int64_t t, double eta, double cap=0.0, double clip=30.0):
     """Online Uni-Exp (a reconstruction) over the rows in order.
 
     With ``T_y`` the running count of the row's class (``counts``, index 0 negative,
     updated in place) and ``t`` the step::
 
-        w <- w + eta (t / T_y) y exp(min(-y w.x, 30)) x
+        w <- w + eta (t / T_y) y exp(min(-y w.x, clip)) x
 
     (the inverse running class prior weights the two classes' exponential losses
     equally, Kotlowski et al. 2011). With ``cap > 0`` a row's step is multiplied
-    by ``min(1, cap / ||x||^2)`` (the rows need their norms). O(nnz) per step.
+    by ``min(1, cap / ||x||^2)`` (the rows need their norms). ``clip`` (at most
+    30, where ``exp`` is still far from overflow) bounds the exponent: a smaller one
+    makes the steps those of the loss ``exp(m)`` up to ``m = clip`` and linear
+    beyond (bounded gradients). O(nnz) per step.
     Returns the new ``t``.
     """
     cdef Py_ssize_t i, nnz, n = X.n_rows, work = 0
@@ -606,6 +609,8 @@ def uniexp_steps(RowSource X, const double[::1] y, Weights w, double[::1] counts
     if counts.shape[0] != 2:
         raise ValueError("counts must have shape (2,)")
     check_cap(X, cap)
+    if not 0.0 <= clip <= EXP_CLIP:
+        raise ValueError(f"clip must be in [0, {EXP_CLIP:g}], got {clip!r}")
     with nogil:
         for i in range(n):
             nnz = X.row(i, &vals, &ind)
@@ -614,8 +619,8 @@ def uniexp_steps(RowSource X, const double[::1] y, Weights w, double[::1] counts
             t += 1
             counts[cls] += 1.0
             m = -yt * w.dot(vals, ind, nnz)
-            if m > EXP_CLIP:
-                m = EXP_CLIP
+            if m > clip:
+                m = clip
             step = eta * (<double>t / counts[cls]) * yt * exp(m)
             w.add(step * row_cap_factor(X, i, cap), vals, ind, nnz)
             poll(&work, 2 * nnz + 8)
