@@ -46,6 +46,20 @@ def test_default_repeats_shuffled_passes_until_the_objective_stalls(name):
     assert one.n_passes_ == 1 and one.t_ == len(y)
 
 
+@pytest.mark.parametrize("name", ["opauc", "opaucr", "adaoam"])
+def test_stall_rule_reads_the_objective_of_the_returned_coef(name):
+    # OPAUCr keeps w = u + Z a + b s in factored form: its penalty is that of the
+    # whole coef_, not of the sparse part u (with which the rule stopped after 6
+    # passes on every tabular task, at objectives several times the first pass's)
+    X, y = _small_imbalanced(positives=8)
+    model = aucopt.get(name, random_state=0, n_epochs="auto", max_epochs=4).fit(X, y)
+    scores = X @ model.coef_
+    diff = scores[y == y.max()][:, None] - scores[y != y.max()][None, :]
+    expected = (0.5 * np.mean((1.0 - diff) ** 2)
+                + 0.5 * model.lam_ * model.coef_ @ model.coef_)
+    np.testing.assert_allclose(model.history_[-1, 1], expected, rtol=1e-9)
+
+
 def _too_large(monkeypatch, cls, factor):
     """Make ``cls``'s "auto" eta ``factor`` times its rule (a rule that diverges)."""
     rules = dict(cls._auto_params)
