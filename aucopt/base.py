@@ -93,7 +93,7 @@ class BaseLearner(MergeMixin, Estimator):
         "objective_": Scalar(float, optional=True),
         "n_retries_": Scalar(int, low=0, optional=True),
         "stop_reason_": Scalar(str, choices=("n_epochs", "tol", "max_epochs", "max_newton",
-                                             "no_progress"), optional=True),
+                                             "no_progress", "closed_form"), optional=True),
         # a plugin's ranking vector (built-in learners derive coef_ from their state)
         "coef_": Array("f8", ("d",), optional=True),
         "history_": Array("f8", ("*", len(HISTORY_COLUMNS)), finite=False, optional=True),

@@ -477,6 +477,20 @@ def training_scores(learner, rows):
     return learner._raw_scores(rows)
 
 
+def replaced_model(learner, rows, y):
+    """After ``learner`` replaced its model at the end of ``fit``'s passes over
+    ``rows`` (a closed-form solve, a mean of iterates): ``objective_`` and the last
+    row of ``history_`` become those of the model it returns."""
+    learner._invalidate()
+    learner.__dict__.pop("_monitor_scores", None)
+    if "objective_" in learner.__dict__:
+        learner.objective_ = _monitored_objective(learner, *_monitor_rows(rows, y))
+    history = learner.__dict__.get("_history")
+    if history is not None and history.records:
+        history.records.pop()
+        history.record(0.0)
+
+
 def _monitor_rows(rows, y):
     """``(rows, y)``, or a fixed random subsample of :data:`MONITOR_ROWS` of them."""
     n = rows.n_rows

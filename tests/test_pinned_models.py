@@ -164,7 +164,8 @@ def test_model_equals_the_pinned_one(name, ds, monkeypatch):
 # keep the old values explicitly; these pin the new ones.
 NEW_DEFAULTS = {"psam": dict(avg_power=8.0, n_iter_no_change=1),
                 "sam": dict(n_iter_no_change=5),
-                "uni_exp": dict(clip=0.0, n_epochs="auto", tol=1e-4, n_iter_no_change=2)}
+                "uni_exp": dict(clip=0.0, n_epochs="auto", tol=1e-4, n_iter_no_change=2),
+                "opauc": dict(closed_form="auto")}
 
 
 @pytest.mark.parametrize("name", sorted(NEW_DEFAULTS))

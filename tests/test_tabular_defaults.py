@@ -12,6 +12,9 @@ from aucopt.learners import square
 from test_square import snapshot
 
 REPEATED = ["oam_seq", "oam_gra", "cbr_diag", "opauc", "opaucr", "adaoam", "uni_exp"]
+# The last online iterates (OPAUC's default on tabular rows is the closed-form
+# minimiser, OPAUCr's the mean of the iterates of its last passes)
+ONLINE = {"opauc": {"closed_form": False}, "opaucr": {"average_passes": False}}
 
 
 def _small_imbalanced(seed=0, n=200, positives=12, heavy=0):
@@ -32,18 +35,93 @@ def _small_imbalanced(seed=0, n=200, positives=12, heavy=0):
 @pytest.mark.parametrize("name", REPEATED)
 def test_default_repeats_shuffled_passes_until_the_objective_stalls(name):
     X, y = _small_imbalanced()
-    auto = aucopt.get(name, random_state=0).fit(X, y)
+    online = ONLINE.get(name, {})
+    auto = aucopt.get(name, random_state=0, **online).fit(X, y)
     assert auto.n_passes_ > 1 and auto.stop_reason_ in ("tol", "max_epochs")
     # the passes stop where the driver's stall rule on the recorded objective says
     stall = driver.Stall(auto.tol, auto.n_iter_no_change)
     stops = [stall.update(value) for value in auto.history_[:, 1]]
     assert stops[-1] == (auto.stop_reason_ == "tol") and not any(stops[:-1])
     # and the model is the fit of that many passes (same shuffles)
-    fixed = aucopt.get(name, n_epochs=auto.n_passes_, random_state=0)
+    fixed = aucopt.get(name, n_epochs=auto.n_passes_, random_state=0, **online)
     np.testing.assert_array_equal(fixed.fit(X, y).coef_, auto.coef_)
     # n_epochs=1 is the paper's single pass
-    one = aucopt.get(name, n_epochs=1, random_state=0).fit(X, y)
+    one = aucopt.get(name, n_epochs=1, random_state=0, **online).fit(X, y)
     assert one.n_passes_ == 1 and one.t_ == len(y)
+
+
+@pytest.mark.parametrize("name", ["opauc", "opaucr", "adaoam"])
+def test_stall_rule_reads_the_objective_of_the_returned_coef(name):
+    # OPAUCr keeps w = u + Z a + b s in factored form: its penalty is that of the
+    # whole coef_, not of the sparse part u (with which the rule stopped after 6
+    # passes on every tabular task, at objectives several times the first pass's)
+    # (and the defaults that replace the last iterate, OPAUC's minimiser and OPAUCr's
+    # mean of iterates, record the objective of the model they return)
+    X, y = _small_imbalanced(positives=8)
+    for online in ({}, ONLINE.get(name, {})):
+        model = aucopt.get(name, random_state=0, n_epochs="auto", max_epochs=4,
+                           **online).fit(X, y)
+        scores = X @ model.coef_
+        diff = scores[y == y.max()][:, None] - scores[y != y.max()][None, :]
+        expected = (0.5 * np.mean((1.0 - diff) ** 2)
+                    + 0.5 * model.lam_ * model.coef_ @ model.coef_)
+        np.testing.assert_allclose(model.history_[-1, 1], expected, rtol=1e-9)
+        np.testing.assert_allclose(model.objective_, expected, rtol=1e-9)
+
+
+def test_opauc_default_on_tabular_rows_is_the_minimiser_after_one_pass():
+    X, y = _small_imbalanced()
+    model = aucopt.get("opauc", random_state=0).fit(X, y)
+    assert model.closed_form_ == 1.0 and model.n_passes_ == 1
+    assert model.stop_reason_ == "closed_form"
+    # the minimiser of lam/2 ||w||^2 + mean pair square loss / 2, from numpy
+    P, N = X[y == y.max()], X[y != y.max()]
+    delta = P.mean(0) - N.mean(0)
+    A = (np.cov(P.T, bias=True) + np.cov(N.T, bias=True) + np.outer(delta, delta)
+         + model.lam_ * np.eye(X.shape[1]))
+    np.testing.assert_allclose(model.coef_, np.linalg.solve(A, delta), rtol=1e-9,
+                               atol=1e-12)
+    # it does not depend on the order of the rows; the online iterate does
+    other = aucopt.get("opauc", random_state=1).fit(X, y)
+    np.testing.assert_allclose(other.coef_, model.coef_, rtol=1e-10, atol=1e-14)
+    online = aucopt.get("opauc", random_state=0, closed_form=False).fit(X, y)
+    assert online.closed_form_ == 0.0 and online.n_passes_ > 1
+    # a fixed number of passes returns the online iterate (n_epochs=1: the paper's)
+    fixed = aucopt.get("opauc", random_state=0, n_epochs=1).fit(X, y)
+    assert fixed.closed_form_ == 1.0 and fixed.stop_reason_ == "n_epochs"
+    assert np.linalg.norm(fixed.coef_ - model.coef_) > 1e-3 * np.linalg.norm(model.coef_)
+    # text-like rows (mean squared entry far below 1/4) keep the online iterate
+    sparse = aucopt.get("opauc", random_state=0, n_epochs=2).fit(X / 10.0, y)
+    assert sparse.closed_form_ == 0.0 and sparse.stop_reason_ == "n_epochs"
+    with pytest.raises(ValueError, match="closed_form"):
+        aucopt.get("opauc", closed_form="yes").fit(X, y)
+
+
+def test_opaucr_default_returns_the_mean_of_its_passes_iterates():
+    X, y = _small_imbalanced()
+    auto = aucopt.get("opaucr", random_state=0).fit(X, y)
+    last = auto.n_passes_
+    assert last > 1
+    # the iterates after passes 1 .. last (same shuffles and sketch draws)
+    ends = [aucopt.get("opaucr", random_state=0, n_epochs=k, average_passes=False)
+            .fit(X, y).coef_ for k in range(1, last + 1)]
+    mean = np.mean(ends, axis=0)
+    np.testing.assert_allclose(auto.coef_, mean, rtol=1e-10, atol=1e-13 * np.abs(mean).max())
+    assert not np.allclose(auto.coef_, ends[-1], rtol=1e-6)
+    # the factored state scores as coef_ does, and the next step starts from the
+    # mean: OPAUC's step with the sketched covariance of the opposite class
+    np.testing.assert_allclose(auto.decision_function(X) - auto.intercept_, X @ auto.coef_,
+                               rtol=1e-10, atol=1e-12)
+    x, label = X[0], 1.0 if y[0] == y.max() else -1.0
+    o = 0 if label > 0 else 1
+    w = auto.coef_.copy()
+    c = auto.class_sum_[o] / auto.class_count_[o]
+    gradient = auto.lam_ * w + auto.covariance_product(w, o) + ((x - c) @ w - label) * (x - c)
+    auto.partial_fit(X[:1], y[:1])
+    np.testing.assert_allclose(auto.coef_, w - auto.eta_ * gradient, rtol=1e-9,
+                               atol=1e-12 * np.abs(w).max())
+    with pytest.raises(ValueError, match="average_passes"):
+        aucopt.get("opaucr", average_passes="yes").fit(X, y)
 
 
 def _too_large(monkeypatch, cls, factor):
