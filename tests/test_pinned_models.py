@@ -160,7 +160,9 @@ def test_model_equals_the_pinned_one(name, ds, monkeypatch):
 
 # Defaults changed since the pins, with what the default adds: the pinned cases above
 # keep the old values explicitly; these pin the new ones.
-NEW_DEFAULTS = {"psam": dict(avg_power=8.0, n_iter_no_change=1)}
+NEW_DEFAULTS = {"psam": dict(avg_power=8.0, n_iter_no_change=1),
+                "fbam": dict(width_factor=8.0), "fasam": dict(width_factor=8.0),
+                "npsam": dict(width_factor=8.0)}
 
 
 @pytest.mark.parametrize("name", sorted(NEW_DEFAULTS))
