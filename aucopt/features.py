@@ -449,9 +449,16 @@ class _FeatureMap(Estimator):
 
 _SCALES = ("unbiased", "dissertation", "none")
 
+_WIDTH_FACTOR = """width_factor : float, default=1.0
+        Multiplies the width that ``"auto"`` derives: the denominator ``s`` of the
+        Gaussian kernel's exponent (``2 sigma^2``; the Laplacian kernel's ``sigma``).
+        1 is the dissertation's heuristic; a larger factor gives a smoother kernel,
+        closer to a linear model (FBAM, FASAM and NPSAM default to 8: their
+        docstrings give the measurements). No effect on a numeric width."""
+
 
 class RandomFourierFeatures(_FeatureMap):
-    """Random Fourier features of the Gaussian or Laplacian kernel.
+    __doc__ = docstring("""Random Fourier features of the Gaussian or Laplacian kernel.
 
     Approximates a shift-invariant kernel by ``psi(x) . psi(y)`` (Rahimi & Recht,
     "Random Features for Large-Scale Kernel Machines", NIPS 2007), with the two
@@ -480,7 +487,7 @@ class RandomFourierFeatures(_FeatureMap):
         "auto": ``ceil(4 sqrt(n))`` for ``n`` training rows, at least 256 and at
         most 1600, on rows of at most 1000 features; 1600 on wider rows (the
         default of the kernelized learners; FASAM's docstring says why).
-    kernel : {"gaussian", "laplacian"}, default="gaussian"
+    kernel : {{"gaussian", "laplacian"}}, default="gaussian"
     sigma : float or "auto", default="auto"
         Kernel width. ``"auto"`` derives it from the data with the bandwidth
         heuristic of the dissertation's k-means Nystrom map: ``s`` = mean squared
@@ -492,12 +499,13 @@ class RandomFourierFeatures(_FeatureMap):
         the mean L1 distance of those rows to their mean. The papers tune the width
         instead (FCBR: ``sigma = 100`` on their scaled data); tune it too when the
         default is not good enough.
-    variant : {"cos_phase", "sincos"}, default="cos_phase"
+    {_WIDTH_FACTOR}
+    variant : {{"cos_phase", "sincos"}}, default="cos_phase"
         The dissertation's batch and stochastic learners use ``cos_phase``; at an
         equal number of output columns ``sincos`` approximates the Gaussian kernel
         with lower variance (Sutherland & Schneider, "On the Error of Random Fourier
         Features", UAI 2015).
-    scale : {"unbiased", "dissertation", "none"}, default="unbiased"
+    scale : {{"unbiased", "dissertation", "none"}}, default="unbiased"
         The constant factor of the map. ``"unbiased"`` makes ``E[psi(x).psi(y)]``
         equal ``k(x, y)``: ``sqrt(2/D)`` for ``cos_phase``, ``sqrt(1/m)`` for
         ``sincos``. ``"dissertation"`` is the factor as printed: ``sqrt(2/D)``
@@ -531,14 +539,15 @@ class RandomFourierFeatures(_FeatureMap):
     n_features_in_ : int
     n_features_out_ : int
         ``n_components`` for ``cos_phase``, ``2 n_components`` for ``sincos``.
-    """
+    """, fields={"_WIDTH_FACTOR": _WIDTH_FACTOR})
 
-    def __init__(self, n_components=1600, kernel="gaussian", sigma="auto",
+    def __init__(self, n_components=1600, kernel="gaussian", sigma="auto", width_factor=1.0,
                  variant="cos_phase", scale="unbiased", random_state=None,
                  block_size=_DEFAULT_BLOCK, n_jobs=None, max_bytes=_DEFAULT_MAX_BYTES):
         self.n_components = n_components
         self.kernel = kernel
         self.sigma = sigma
+        self.width_factor = width_factor
         self.variant = variant
         self.scale = scale
         self.random_state = random_state
@@ -549,6 +558,7 @@ class RandomFourierFeatures(_FeatureMap):
     def _check_params(self):
         check_choice("kernel", self.kernel, ("gaussian", "laplacian"))
         auto_or_positive("sigma", self.sigma)
+        check_positive("width_factor", self.width_factor)
         check_choice("variant", self.variant, ("cos_phase", "sincos"))
         check_choice("scale", self.scale, _SCALES)
         check_seed(self.random_state)
@@ -583,9 +593,11 @@ class RandomFourierFeatures(_FeatureMap):
         if self.sigma != "auto":
             sigma = float(self.sigma)
         elif self.kernel == "gaussian":
-            sigma = float(np.sqrt(_distance_to_mean(X, "sq", self.block_size, "sigma") / 2.0))
+            s = _distance_to_mean(X, "sq", self.block_size, "sigma")
+            sigma = float(np.sqrt(float(self.width_factor) * s / 2.0))
         else:
-            sigma = _distance_to_mean(X, "l1", self.block_size, "sigma")
+            sigma = float(self.width_factor) * _distance_to_mean(X, "l1", self.block_size,
+                                                                 "sigma")
         rng = check_random_state(self.random_state)
         draw = rng.standard_normal if self.kernel == "gaussian" else rng.standard_cauchy
         frequencies = np.empty((d, m))
@@ -640,6 +652,7 @@ class _NystroemMap(_FeatureMap):
 
     def _check_params(self):
         auto_or_positive("bandwidth", self.bandwidth)
+        check_positive("width_factor", self.width_factor)
         n_eigen = self.n_eigen
         if isinstance(n_eigen, numbers.Integral) and not isinstance(n_eigen, bool):
             check_count("n_eigen", n_eigen)
@@ -688,7 +701,8 @@ class _NystroemMap(_FeatureMap):
 
     def _bandwidth(self, X):
         if self.bandwidth == "auto":
-            return _distance_to_mean(X, "sq", self.block_size, "bandwidth")
+            return float(self.width_factor) * _distance_to_mean(X, "sq", self.block_size,
+                                                                "bandwidth")
         return float(self.bandwidth)
 
     def _embedding(self, landmarks, bandwidth):
@@ -764,7 +778,7 @@ _NYSTROEM_COMMON = """rank_tol : float, default=1e-10
         k-means sums)."""
 
 
-_NYSTROEM_FIELDS = {"_NYSTROEM_PARAMETERS": _NYSTROEM_PARAMETERS,
+_NYSTROEM_FIELDS = {"_NYSTROEM_PARAMETERS": _NYSTROEM_PARAMETERS, "_WIDTH_FACTOR": _WIDTH_FACTOR,
                     "_NYSTROEM_COMMON": _NYSTROEM_COMMON,
                     "_NYSTROEM_ATTRIBUTES": _NYSTROEM_ATTRIBUTES}
 
@@ -792,6 +806,7 @@ class Nystroem(_NystroemMap):
     n_components : int, default=200
         Number of landmarks ``Q`` (Ding et al. vary it from 100 to 200).
     {_NYSTROEM_PARAMETERS}
+    {_WIDTH_FACTOR}
     n_eigen : int, float in (0, 1] or None, default=0.4
         Eigenpairs kept: a fraction of the landmarks (``0.4``: the ``k = 0.4 Q`` of
         Ding et al.), a count, or None for all above ``rank_tol``.
@@ -800,11 +815,12 @@ class Nystroem(_NystroemMap):
     {_NYSTROEM_ATTRIBUTES}
     """, fields=_NYSTROEM_FIELDS)
 
-    def __init__(self, n_components=200, bandwidth="auto", n_eigen=0.4, rank_tol=1e-10,
-                 random_state=None, block_size=_DEFAULT_BLOCK, n_jobs=None,
+    def __init__(self, n_components=200, bandwidth="auto", width_factor=1.0, n_eigen=0.4,
+                 rank_tol=1e-10, random_state=None, block_size=_DEFAULT_BLOCK, n_jobs=None,
                  max_bytes=_DEFAULT_MAX_BYTES):
         self.n_components = n_components
         self.bandwidth = bandwidth
+        self.width_factor = width_factor
         self.n_eigen = n_eigen
         self.rank_tol = rank_tol
         self.random_state = random_state
@@ -890,6 +906,7 @@ class KMeansNystroem(_NystroemMap):
         The dissertation does not say whether ``s`` stands for ``sigma^2`` or
         ``2 sigma^2``; ``exp(-d^2 / s)`` is the convention of the code of Zhang et
         al. that it builds on.
+    {_WIDTH_FACTOR}
     max_iter : int, default=10
         Most Lloyd updates (0 keeps the random initial rows).
     n_eigen : int, float in (0, 1] or None, default=None
@@ -902,11 +919,12 @@ class KMeansNystroem(_NystroemMap):
         Lloyd updates made.
     """, fields=_NYSTROEM_FIELDS)
 
-    def __init__(self, n_components=1600, bandwidth="auto", max_iter=10, n_eigen=None,
-                 rank_tol=1e-10, random_state=None, block_size=_DEFAULT_BLOCK,
+    def __init__(self, n_components=1600, bandwidth="auto", width_factor=1.0, max_iter=10,
+                 n_eigen=None, rank_tol=1e-10, random_state=None, block_size=_DEFAULT_BLOCK,
                  n_jobs=None, max_bytes=_DEFAULT_MAX_BYTES):
         self.n_components = n_components
         self.bandwidth = bandwidth
+        self.width_factor = width_factor
         self.max_iter = max_iter
         self.n_eigen = n_eigen
         self.rank_tol = rank_tol

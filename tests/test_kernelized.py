@@ -13,13 +13,14 @@ from aucopt.learners.buffered import _BufferOGD
 COMPOSITIONS = {
     # name: (map class, map params, fixed map params, learner name, learner params)
     "nbam": (KMeansNystroem, {"n_components": 40}, {}, "bam", {"C": 2.0}),
-    "fbam": (RandomFourierFeatures, {"n_components": 60}, {"variant": "cos_phase"}, "bam",
+    "fbam": (RandomFourierFeatures, {"n_components": 60},
+             {"variant": "cos_phase", "width_factor": 8.0}, "bam",
              {"C": 0.5}),
     "nasam": (KMeansNystroem, {"n_components": 40}, {}, "asam",
               {"lam": 1e-3, "n_epochs": 2}),
-    "fasam": (RandomFourierFeatures, {"n_components": 60}, {"variant": "cos_phase"},
-              "asam", {"lam": 1e-3, "n_epochs": 2}),
-    "npsam": (KMeansNystroem, {"n_components": 40}, {}, "psam",
+    "fasam": (RandomFourierFeatures, {"n_components": 60},
+              {"variant": "cos_phase", "width_factor": 8.0}, "asam", {"lam": 1e-3, "n_epochs": 2}),
+    "npsam": (KMeansNystroem, {"n_components": 40}, {"width_factor": 8.0}, "psam",
               {"lam": 1e-3, "n_epochs": 2}),
     "fcbr": (RandomFourierFeatures, {"n_components": 20}, {"variant": "sincos"}, "cbr",
              {"buffer_size": 10, "C": 0.05}),

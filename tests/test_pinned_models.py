@@ -165,7 +165,9 @@ def test_model_equals_the_pinned_one(name, ds, monkeypatch):
 NEW_DEFAULTS = {"psam": dict(avg_power=8.0, n_iter_no_change=1),
                 "sam": dict(n_iter_no_change=5),
                 "uni_exp": dict(clip=0.0, n_epochs="auto", tol=1e-4, n_iter_no_change=2),
-                "opauc": dict(closed_form="auto")}
+                "opauc": dict(closed_form="auto"),
+                "fbam": dict(width_factor=8.0), "fasam": dict(width_factor=8.0),
+                "npsam": dict(width_factor=8.0)}
 
 
 @pytest.mark.parametrize("name", sorted(NEW_DEFAULTS))

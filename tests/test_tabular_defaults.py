@@ -17,10 +17,10 @@ REPEATED = ["oam_seq", "oam_gra", "cbr_diag", "opauc", "opaucr", "adaoam", "uni_
 ONLINE = {"opauc": {"closed_form": False}, "opaucr": {"average_passes": False}}
 
 
-def _small_imbalanced(seed=0, n=200, positives=12, heavy=0):
-    """``n`` standardised spambase rows with ``positives`` positives; ``heavy``
-    of the rows scaled 100 times before standardising (outliers)."""
-    X, y = load("spambase")
+def _small_imbalanced(seed=0, n=200, positives=12, heavy=0, source="spambase"):
+    """``n`` standardised rows of a bundled set with ``positives`` positives;
+    ``heavy`` of the rows scaled 100 times before standardising (outliers)."""
+    X, y = load(source)
     X = X.toarray()
     rng = np.random.default_rng(seed)
     pos, neg = np.flatnonzero(y == y.max()), np.flatnonzero(y != y.max())
