@@ -90,8 +90,10 @@ def test_a_pairwise_sgd_with_psams_rule_is_psam_bit_for_bit():
     X, y = load("ionosphere")
     X = X.toarray()
     ours = _NumpyHinge(n_epochs=3, random_state=4).fit(X, y)
-    # PairwiseSGD has ASAM's parameters: PSAM with ASAM's avg_power
-    psam = aucopt.get("psam", n_epochs=3, avg_power=ours.avg_power, random_state=4).fit(X, y)
+    # PairwiseSGD has ASAM's parameters and "auto" rules: PSAM with ASAM's avg_power
+    # and lam
+    psam = aucopt.get("psam", n_epochs=3, avg_power=ours.avg_power, lam=ours.lam_,
+                      random_state=4).fit(X, y)
     np.testing.assert_array_equal(ours.coef_, psam.coef_)
 
 
