@@ -65,7 +65,8 @@ CASES = {
                   random_state=0),
     "oam_seq": dict(C=0.5, buffer_size=20, buffer="reservoir", n_epochs=1, random_state=0),
     "oam_gra": dict(C=0.05, buffer_size=20, buffer="fifo", n_epochs=1, random_state=0),
-    "cbr": dict(C=0.5, eta=0.7, buffer_size=10, buffer="fifo", random_state=0),
+    # n_epochs=1: the pinned tree's single pass (now repeated passes by default)
+    "cbr": dict(C=0.5, eta=0.7, buffer_size=10, buffer="fifo", n_epochs=1, random_state=0),
     "cbr_diag": dict(C=0.5, eta=0.7, buffer_size=20, buffer="reservoir", n_epochs=1,
                      random_state=0),
 }
@@ -164,7 +165,8 @@ def test_model_equals_the_pinned_one(name, ds, monkeypatch):
 # Defaults changed since the pins, with what the default adds: the pinned cases above
 # keep the old values explicitly; these pin the new ones.
 NEW_DEFAULTS = {"psam": dict(avg_power=8.0, n_iter_no_change=1),
-                "oam_seq": dict(average_passes=True), "oam_gra": dict(average_passes=True)}
+                "oam_seq": dict(average_passes=True), "oam_gra": dict(average_passes=True),
+                "cbr": dict(n_epochs="auto")}
 
 
 @pytest.mark.parametrize("name", sorted(NEW_DEFAULTS))

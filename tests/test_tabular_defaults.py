@@ -8,10 +8,10 @@ import aucopt
 from aucopt import driver
 from aucopt.datasets import Scaler, load
 from aucopt.metrics import roc_auc
-from aucopt.learners import square
+from aucopt.learners import buffered, square
 from test_square import snapshot
 
-REPEATED = ["oam_seq", "oam_gra", "cbr_diag", "opauc", "opaucr", "adaoam"]
+REPEATED = ["oam_seq", "oam_gra", "cbr", "cbr_diag", "opauc", "opaucr", "adaoam"]
 
 
 def _small_imbalanced(seed=0, n=200, positives=12, heavy=0):
@@ -70,6 +70,19 @@ def test_oam_default_model_is_the_mean_of_its_end_of_pass_iterates(name):
         aucopt.get(name, average_passes="yes").fit(X, y)
 
 
+def test_cbr_auto_passes_stop_at_their_row_budget(monkeypatch):
+    # a CBR pass costs O(n M d^2): "auto" stops once the passes have presented
+    # CBR_AUTO_ARRIVALS rows (one pass from that many rows on)
+    X, y = _small_imbalanced()
+    monkeypatch.setattr(buffered, "CBR_AUTO_ARRIVALS", 3 * len(y) - 1)
+    model = aucopt.get("cbr", random_state=0).fit(X, y)
+    assert (model.n_passes_, model.stop_reason_, model.t_) == (3, "max_epochs", 3 * len(y))
+    fixed = aucopt.get("cbr", n_epochs=3, random_state=0).fit(X, y)
+    np.testing.assert_array_equal(fixed.coef_, model.coef_)
+    monkeypatch.setattr(buffered, "CBR_AUTO_ARRIVALS", len(y))
+    assert aucopt.get("cbr", random_state=0).fit(X, y).n_passes_ == 1
+
+
 def _too_large(monkeypatch, cls, factor):
     """Make ``cls``'s "auto" eta ``factor`` times its rule (a rule that diverges)."""
     rules = dict(cls._auto_params)
@@ -107,7 +120,7 @@ def test_retries_exhausted_raise_and_leave_the_model_unchanged(monkeypatch):
 
 
 @pytest.mark.parametrize("name", ["opauc", "opaucr", "adaoam", "solam", "oam_seq",
-                                  "oam_gra", "cbr_diag", "uni_exp", "spam"])
+                                  "oam_gra", "cbr", "cbr_diag", "uni_exp", "spam"])
 def test_default_fit_on_heavy_tailed_rows_does_not_raise(name):
     # a few rows 100 times longer than the rest before standardising, dense and CSR
     X, y = _small_imbalanced(seed=1, heavy=3)
