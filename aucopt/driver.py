@@ -400,7 +400,7 @@ def _train_until_stalled(learner, rows, y):
     for index in range(int(learner.max_epochs)):
         run_pass(learner, rows, y, index, monitor)
         if stall.update(learner.objective_):
-            learner.stop_reason_ = "tol"
+            learner.stop_reason_ = getattr(stall, "reason", "tol")  # a learner's own rule's
             break
 
 

@@ -176,11 +176,18 @@ def test_repeated_passes_keep_the_first_pass_weight(name):
     # (counting them again made the "auto" cap 2-3x larger by the last pass: on
     # magic04 standardised, oam_seq's test AUC 0.761 against 0.834 with one pass)
     X, y = _data(2)
-    clf = _learner(name, C=0.3, buffer_size=5, buffer="fifo", n_epochs=3).fit(X, y)
-    w = buffered_run(X, y, name, C=0.3, capacity=5, policy="fifo", passes=3)[0]
+    params = dict(C=0.3, buffer_size=5, buffer="fifo", n_epochs=3)
+    clf = _learner(name, average_passes=False, **params).fit(X, y)
+    ends = [buffered_run(X, y, name, C=0.3, capacity=5, policy="fifo", passes=k)[0]
+            for k in (1, 2, 3)]
+    w = ends[-1]
     np.testing.assert_allclose(clf.coef_, w, rtol=1e-12, atol=1e-12 * np.abs(w).max())
-    grown = buffered_run(X, y, name, C=0.3, capacity=5, policy="fifo", passes=1)[0]
-    assert np.abs(w - grown).max() > 1e-6  # the repeated passes do move w
+    assert np.abs(w - ends[0]).max() > 1e-6  # the repeated passes do move w
+    # average_passes (the default): the model is the mean of the end-of-pass iterates
+    mean = np.mean(ends, axis=0)
+    averaged = _learner(name, **params).fit(X, y)
+    np.testing.assert_allclose(averaged.coef_, mean, rtol=1e-12,
+                               atol=1e-12 * np.abs(mean).max())
 
 
 @pytest.mark.parametrize("name", ["cbr", "cbr_diag"])

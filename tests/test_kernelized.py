@@ -22,8 +22,9 @@ COMPOSITIONS = {
               {"variant": "cos_phase", "width_factor": 8.0}, "asam", {"lam": 1e-3, "n_epochs": 2}),
     "npsam": (KMeansNystroem, {"n_components": 40}, {"width_factor": 8.0}, "psam",
               {"lam": 1e-3, "n_epochs": 2}),
+    # n_epochs=1: fcbr's default (CBR's own is "auto")
     "fcbr": (RandomFourierFeatures, {"n_components": 20}, {"variant": "sincos"}, "cbr",
-             {"buffer_size": 10, "C": 0.05}),
+             {"buffer_size": 10, "C": 0.05, "n_epochs": 1}),
     "foam": (RandomFourierFeatures, {"n_components": 30}, {"variant": "sincos"},
              _BufferOGD, {"buffer_size": 20}),
 }

@@ -67,15 +67,19 @@ CASES = {
                   random_state=0),
     "oam_seq": dict(C=0.5, buffer_size=20, buffer="reservoir", n_epochs=1, random_state=0),
     "oam_gra": dict(C=0.05, buffer_size=20, buffer="fifo", n_epochs=1, random_state=0),
-    "cbr": dict(C=0.5, eta=0.7, buffer_size=10, buffer="fifo", random_state=0),
+    # n_epochs=1: the pinned tree's single pass (now repeated passes by default)
+    "cbr": dict(C=0.5, eta=0.7, buffer_size=10, buffer="fifo", n_epochs=1, random_state=0),
     "cbr_diag": dict(C=0.5, eta=0.7, buffer_size=20, buffer="reservoir", n_epochs=1,
                      random_state=0),
 }
 # the new default of the one-pass learners, n_epochs="auto" (repeated shuffled
 # passes until the objective stalls), pinned by the tree that introduced it (OAM_gra's
 # again when the passes after the first stopped growing C_t); the bit-exact learners
-# only (keys "<name>+auto")
-AUTO_CASES = {name + "+auto": {**CASES[name], "n_epochs": "auto"}
+# only (keys "<name>+auto"). average_passes=False: OAM's model was the last iterate
+# (now the mean of the end-of-pass iterates by default)
+AUTO_CASES = {name + "+auto": {**CASES[name], "n_epochs": "auto",
+                               **({"average_passes": False} if name.startswith("oam")
+                                  else {})}
               for name in ("oam_seq", "oam_gra", "cbr_diag")}
 DATASETS = ("ionosphere", "spambase", "dna_ei")
 N_ROWS = 600
@@ -167,7 +171,9 @@ NEW_DEFAULTS = {"psam": dict(avg_power=8.0, n_iter_no_change=1),
                 "uni_exp": dict(clip=0.0, n_epochs="auto", tol=1e-4, n_iter_no_change=2),
                 "opauc": dict(closed_form="auto"),
                 "fbam": dict(width_factor=8.0), "fasam": dict(width_factor=8.0),
-                "npsam": dict(width_factor=8.0)}
+                "npsam": dict(width_factor=8.0),
+                "oam_seq": dict(average_passes=True), "oam_gra": dict(average_passes=True),
+                "cbr": dict(n_epochs="auto")}
 
 
 @pytest.mark.parametrize("name", sorted(NEW_DEFAULTS))
