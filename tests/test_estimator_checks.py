@@ -55,8 +55,9 @@ LEARNERS = [_learner(name) for name in BUILTINS
 # repeated rows in another order. Every learner equals its repeated rows bit for bit
 # in the same order (aucopt.testing.check_sample_weight); only the models that do not
 # depend on the order of the rows pass it: BAM's optimum (NBAM / FBAM on a map that
-# does not depend on it either, to rounding).
-ORDER_FREE = {"bam", "nbam", "fbam"}
+# does not depend on it either, to rounding) and OPAUC's default on tabular rows (the
+# minimiser of its objective, closed_form="auto").
+ORDER_FREE = {"bam", "nbam", "fbam", "opauc"}
 ORDER_REASON = ("the model depends on the order of the rows (one pass, or stochastic "
                 "steps), which the check changes; integer weights equal the repeated rows "
                 "in the same order bit for bit (aucopt.testing.check_sample_weight)")
