@@ -176,6 +176,12 @@ def test_ctrl_c_stops_a_parallel_grid_search(sigint, monkeypatch):
         GridSearch(aucopt.get("psam", n_epochs=1), grid, n_jobs=2).fit(X, y)
     assert len(started) <= 2
     for thread in set(threading.enumerate()) - alive:
-        thread.join(timeout=30)
+        try:
+            thread.join(timeout=30)
+        except RuntimeError:
+            # the signal reached the pool inside Thread.start(), before the new
+            # worker had started, and join refuses it (seen under load in CI); the
+            # count below still checks that no fit started past the first two
+            continue
         assert not thread.is_alive()
     assert len(started) <= 2
