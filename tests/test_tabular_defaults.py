@@ -121,7 +121,7 @@ def test_opaucr_default_returns_the_mean_of_its_passes_iterates():
     auto.partial_fit(X[:1], y[:1])
     np.testing.assert_allclose(auto.coef_, w - auto.eta_ * gradient, rtol=1e-9,
                                atol=1e-12 * np.abs(w).max())
-    with pytest.raises(ValueError, match="average_passes"):
+    with pytest.raises(TypeError, match="average_passes"):
         aucopt.get("opaucr", average_passes="yes").fit(X, y)
 
 

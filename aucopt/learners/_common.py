@@ -73,10 +73,15 @@ SHUFFLE_PARAMS = """
         bit, for dense and CSR input."""
 
 
+def check_flag(name, value):
+    """A parameter that must be a bool (TypeError otherwise)."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be True or False, got {value!r}")
+
+
 def check_shuffle(learner):
     """``shuffle`` (a bool) and ``random_state``."""
-    if not isinstance(learner.shuffle, (bool, np.bool_)):
-        raise TypeError(f"shuffle must be True or False, got {learner.shuffle!r}")
+    check_flag("shuffle", learner.shuffle)
     check_seed(learner.random_state)
 
 

@@ -44,7 +44,7 @@ from aucopt.driver import Stall
 from aucopt.base import BaseLearner, OnlineMixin
 from aucopt.traits import Traits
 from aucopt.learners._common import (RepeatedPasses, WeightsModel, auto_or_positive,
-                                     check_shuffle, document_weights, merge_doc,
+                                     check_flag, check_shuffle, document_weights, merge_doc,
                                      repeated_passes, search_scale, weights_state)
 from aucopt.learners._objectives import mean_pair_hinge
 from aucopt.validation import (check_choice, check_count, check_positive, check_random_state,
@@ -575,9 +575,7 @@ class _AveragedPasses(RepeatedPasses):
 
     def _check_params(self):
         super()._check_params()
-        if not isinstance(self.average_passes, (bool, np.bool_)):
-            raise TypeError(f"average_passes must be True or False, got "
-                            f"{self.average_passes!r}")
+        check_flag("average_passes", self.average_passes)
 
     def _pass(self, rows, y, index):
         averaged = self.__dict__.get("_pass_iterates") if index else None

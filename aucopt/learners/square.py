@@ -30,7 +30,7 @@ from aucopt.base import BaseLearner, OnlineMixin
 from aucopt.traits import Traits
 from aucopt.learners._common import (SHUFFLE_PARAMS, RepeatedPasses, WeightsModel,
                                      auto_norm_cap, auto_or_positive, auto_value,
-                                     check_shuffle, document_weights, merge_doc,
+                                     check_flag, check_shuffle, document_weights, merge_doc,
                                      repeated_passes, search_scale, weights_state, writable)
 from aucopt.learners._objectives import mean_pair_square
 from aucopt.validation import (check_count, check_positive, check_random_state,
@@ -773,9 +773,7 @@ class OPAUCr(RepeatedPasses, _Solvable, _OnePass):
         super()._check_params()
         check_count("tau", self.tau, maximum=MAX_TAU)
         auto_or_positive("lam", self.lam, allow_zero=True)
-        if self.average_passes not in (True, False):
-            raise ValueError(f"average_passes must be True or False, got "
-                             f"{self.average_passes!r}")
+        check_flag("average_passes", self.average_passes)
         if not isinstance(self.eta, str) and not isinstance(self.lam, str) \
                 and self.eta * self.lam >= 1.0:
             raise ValueError(f"eta * lam must be < 1 (the step shrinks w by 1 - eta lam), "
