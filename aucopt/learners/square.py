@@ -5,9 +5,12 @@ Optimization, ICML 2013), AdaOAM (Ding, Zhao, Hoi & Ong, An Adaptive Gradient
 Method for Online AUC Maximization, AAAI 2015) and online Uni-Exp, the pointwise
 baseline of Gao et al.'s tables.
 
-All four are one-pass online learners: ``fit`` is one pass over the rows in the
-given order and ``partial_fit`` continues the same stream (class counts, means and
-covariances are estimated online, as the papers do). The loops are in
+All four are one-pass online learners in their papers: ``partial_fit`` continues
+the stream (class counts, means and covariances are estimated online, as the papers
+do), and ``n_epochs=1`` makes ``fit`` the papers' single pass. Their ``fit`` defaults
+repeat shuffled passes until the objective stalls (OPAUC returns the objective's
+minimiser on tabular rows, OPAUCr the mean of its passes' iterates); each class's
+docstring says why and what it measured. The loops are in
 :mod:`aucopt._kernels._square`; the ranking vector lives in the shared weight
 primitive (:class:`aucopt._kernels._weights.Weights`).
 """
