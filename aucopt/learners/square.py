@@ -868,21 +868,23 @@ class OPAUCr(RepeatedPasses, _Solvable, _OnePass):
             opaucr_steps(rows, y, start, rho, w, sk, self.eta_, self.lam_)
         self._store_weights(w)
         self.t_ += rows.n_rows
-        snapshots = self.__dict__.get("_snapshots")
-        if snapshots is not None:
-            snapshots.append(self._coef())
+        ends = self.__dict__.get("_pass_ends")  # [sum of the end iterates, count]
+        if ends is not None:
+            ends[0] = self._coef() if ends[1] == 0 else ends[0] + self._coef()
+            ends[1] += 1
 
     def _train(self, rows, y):
         if not self.average_passes:
             return super()._train(rows, y)
-        self._snapshots = []
+        self._pass_ends = [None, 0]
         try:
             super()._train(rows, y)
-            if len(self._snapshots) > 1:
-                self._set_coef(np.mean(self._snapshots, axis=0))
+            total, count = self._pass_ends
+            if count > 1:
+                self._set_coef(total / count)
                 driver.replaced_model(self, rows, y)
         finally:
-            del self._snapshots
+            del self._pass_ends
 
     def _set_coef(self, w):
         """Write ``w`` as the sparse part ``u`` (``a = b = 0``), with the products
