@@ -39,8 +39,9 @@ CASES = {
     "sam": dict(lam=1e-3, t0=1e-3 ** -0.75, rskip=16, n_epochs=2, random_state=0),
     "asam": dict(lam=1e-3, t0=1e-3 ** -0.75, rskip=16, askip=None, avg_power=0.0,
                  n_epochs=2, random_state=0),
+    # sampling="replacement": the pinned tree's pair draws
     "psam": dict(lam=1e-3, t0=1e-3 ** -0.75, rskip=16, askip=None, avg_power=0.0,
-                 n_epochs=2, random_state=0),
+                 sampling="replacement", n_epochs=2, random_state=0),
     # norm_cap=0: eta="auto" is 0.1 / max ||x||^2 and no pair's step is capped, the
     # pinned tree's rule
     "adadsgd": dict(eta="auto", lam=1e-5, norm_cap=0.0, l1_ratio=0.5, m0=100, n_epochs=2,

@@ -6,8 +6,9 @@ Margin Pairwise Learning Algorithms" (PhD dissertation, Colorado State Universit
 "Pairwise Learning via Stagewise Training in Proximal Setting" (2022).
 
 All of them draw a positive and a negative row per step, independently and
-uniformly with replacement from the class index lists; one epoch is ``n`` draws,
-``n`` the number of rows given to ``fit``/``partial_fit``. Pairs are random, so the
+uniformly with replacement from the class index lists (PSAM optionally in random
+cycles through each class, see its ``sampling``); one epoch is ``n`` draws, ``n``
+the number of rows given to ``fit``/``partial_fit``. Pairs are random, so the
 order of the rows does not matter (no shuffling is needed). The inner loops are
 :mod:`aucopt._kernels._pairwise` over the shared row source and weight primitive:
 a step costs O(nnz(x_i) + nnz(x_j)) on CSR input, the pair difference is never
@@ -40,6 +41,7 @@ from aucopt._kernels._pairwise import (HingeProx, Lanes, Schedule, SquareStep, S
 from aucopt._docs import docstring
 from aucopt._state import Generator, Scalar
 from aucopt.base import BaseLearner, OnlineMixin
+from aucopt.driver import Stall
 from aucopt.traits import Traits
 from aucopt.learners._common import (EPOCH_PARAMS, SETTLE_RATIO, WEIGHTED_AVERAGES,
                                      ElasticNetModel, WeightsModel, auto_norm_cap,
@@ -60,16 +62,45 @@ LANE_STEPS = 2048
 FOLD_MARGIN = 100.0
 
 
-def _pair_blocks(rng, pos, neg, n_steps, block=None, learner=None):
-    """Row indices of ``n_steps`` uniform draws with replacement from each class,
+class _Cycles:
+    """Draws from ``rows`` in random cycles: each row once, in a fresh random order,
+    before any row again (random reshuffling, per class)."""
+
+    def __init__(self, rng, rows):
+        self.rng = rng
+        self.rows = rows
+        self.order = rows[:0]
+
+    def __call__(self, size):
+        parts = []
+        while size > 0:
+            if self.order.size == 0:
+                self.order = self.rows[self.rng.permutation(self.rows.size)]
+            parts.append(self.order[:size])
+            size -= parts[-1].size
+            self.order = self.order[parts[-1].size:]
+        return np.concatenate(parts).astype(np.int64)
+
+
+def _pair_blocks(rng, pos, neg, n_steps, block=None, learner=None, cycles=False):
+    """Row indices of ``n_steps`` uniform draws with replacement from each class
+    (``cycles``: draws in random cycles through each class, see :class:`_Cycles`),
     in blocks (positives then negatives per block) of at most :data:`PAIR_BLOCK`
     pairs, or of ``block(done)`` pairs after ``done``. With a ``learner``, its
     ``_pass_done`` follows the blocks (for ``verbose``)."""
+    if cycles:
+        draw_pos, draw_neg = _Cycles(rng, pos), _Cycles(rng, neg)
+    else:
+        def draw_pos(size):
+            return pos[rng.integers(0, pos.size, size=size)].astype(np.int64)
+
+        def draw_neg(size):
+            return neg[rng.integers(0, neg.size, size=size)].astype(np.int64)
     start = 0
     while start < n_steps:
         size = min(PAIR_BLOCK if block is None else block(start), n_steps - start)
-        pos_rows = pos[rng.integers(0, pos.size, size=size)].astype(np.int64)
-        neg_rows = neg[rng.integers(0, neg.size, size=size)].astype(np.int64)
+        pos_rows = draw_pos(size)
+        neg_rows = draw_neg(size)
         yield pos_rows, neg_rows
         start += size
         if learner is not None:
@@ -271,6 +302,10 @@ class _HingeSGD(WeightsModel, _PairwiseSGD):
     def _avg_power(self):
         return self.avg_power if self._averaged else 0.0
 
+    def _cycles(self):
+        """Whether a pass draws its pairs in random cycles through each class."""
+        return False
+
     def _pass(self, rows, y, index):
         if self._pos.size == 0 or self._neg.size == 0:
             return
@@ -289,7 +324,8 @@ class _HingeSGD(WeightsModel, _PairwiseSGD):
                              avg_power=self._avg_power())
             rule = self._pair_rule()
             for pos_rows, neg_rows in _pair_blocks(self.random_state_, self._pos,
-                                                   self._neg, rows.n_rows, learner=self):
+                                                   self._neg, rows.n_rows, learner=self,
+                                                   cycles=self._cycles()):
                 sgd_pairs(rows, w, pos_rows, neg_rows, rule, sched)
             self.t_ = int(sched.t)
         settle(w, rows.n_rows)
@@ -322,7 +358,8 @@ class _HingeSGD(WeightsModel, _PairwiseSGD):
         block = _lane_blocks(threads, lambda done: int(49 * (clock + done)))
         open_lanes(w)
         for pos_rows, neg_rows in _pair_blocks(self.random_state_, self._pos, self._neg,
-                                               threads * per_lane, block, self):
+                                               threads * per_lane, block, self,
+                                               cycles=self._cycles()):
             refold(w, FOLD_MARGIN)
             _in_lanes(lambda lanes, p: sgd_lane(rows, w, pos_rows, neg_rows, lanes, p, rule,
                                                 scheds[p]), threads)
@@ -608,6 +645,31 @@ class ASAM(_HingeSGD):
         self.pos_label = pos_label
 
 
+_PSAM_PARAMS = docstring("""
+    sampling : {{"cycles", "replacement"}}, default="replacement"
+        How a pass draws its ``n`` pairs: "replacement", the dissertation's
+        independent uniform draws of a positive and a negative row; "cycles",
+        random reshuffling per class: each class's rows in a fresh random order,
+        each once before any again (every pair is still uniform over the positive
+        and negative rows; a pass starts new cycles, so ``fit`` is still ``n_epochs``
+        calls of ``partial_fit``).
+    min_steps : int, default={min_steps}
+        ``n_epochs="auto"`` does not stop before ``fit`` has taken this many pair
+        steps (on small data; 0: no floor).""", fields={"min_steps": 0})
+
+
+class _StepFloor(Stall):
+    """The driver's stall rule, which does not stop before ``learner.t_`` reaches
+    ``floor`` pair steps."""
+
+    def __init__(self, learner, floor):
+        super().__init__(learner.tol, learner.n_iter_no_change)
+        self.learner, self.floor = learner, floor
+
+    def update(self, value):
+        return super().update(value) and self.learner.t_ >= self.floor
+
+
 class PSAM(ASAM):
     __doc__ = docstring("""PSAM: proximal stochastic AUC maximization ({_REFERENCE}, Sec. 7.3, Alg. 11, App. A).
 
@@ -643,22 +705,36 @@ class PSAM(ASAM):
         + _LAM + _COMMON_PARAMS \
         + _AVERAGING_PARAMS.replace("avg_power : float in [0, 8], default=2.0",
                                     "avg_power : float in [0, 8], default=8.0") \
-        + docstring(_TAIL_PARAMS, fields=dict(
+        + _PSAM_PARAMS + docstring(_TAIL_PARAMS, fields=dict(
             _TAIL_FIELDS, coef_note="the averaged iterate",
-            epochs=_TAIL_FIELDS["epochs"].replace("n_iter_no_change : int, default=2",
-                                                  "n_iter_no_change : int, default=1")))
+            epochs=docstring(EPOCH_PARAMS, fields={"tol": "3e-3"}).replace(
+                "n_iter_no_change : int, default=2", "n_iter_no_change : int, default=1")))
 
     _aucopt_name = "psam"
     _rule = HingeProx
     _auto_params = _HingeSGD._auto_params  # not ASAM's (see lam)
 
     def __init__(self, lam="auto", t0=None, rskip=16, askip=None, avg_power=8.0,
-                 n_epochs="auto", tol=3e-3, n_iter_no_change=1, max_epochs=50, n_jobs=None,
-                 random_state=None, verbose=0, pos_label=None):
+                 sampling="replacement", min_steps=0, n_epochs="auto", tol=3e-3,
+                 n_iter_no_change=1, max_epochs=50, n_jobs=None, random_state=None, verbose=0,
+                 pos_label=None):
         super().__init__(lam=lam, t0=t0, rskip=rskip, askip=askip, avg_power=avg_power,
                          n_epochs=n_epochs, tol=tol, n_iter_no_change=n_iter_no_change,
                          max_epochs=max_epochs, n_jobs=n_jobs, random_state=random_state,
                          verbose=verbose, pos_label=pos_label)
+        self.sampling = sampling
+        self.min_steps = min_steps
+
+    def _check_params(self):
+        check_choice("sampling", self.sampling, ("replacement", "cycles"))
+        check_count("min_steps", self.min_steps, minimum=0)
+        super()._check_params()
+
+    def _stall_rule(self):
+        return _StepFloor(self, int(self.min_steps))
+
+    def _cycles(self):
+        return self.sampling == "cycles"
 
 
 def _next_stage(m, growth, n):
