@@ -223,6 +223,23 @@ def test_psam_min_steps_keeps_auto_passes_going():
     assert capped.n_passes_ == 2 and capped.stop_reason_ == "max_epochs"
 
 
+def test_psam_stall_rule_waits_for_the_floor_and_a_stalled_training_auc():
+    learner = type("Fake", (), {"tol": 0.1, "n_iter_no_change": 1, "t_": 0})()
+    rule = stochastic._StepFloor(learner, floor=30, auc_tol=1e-3)
+    stops = []
+    # the objective stalls from the second pass on; the AUC rises by 0.1, 0.0005,
+    # 0.05, 0.0002, 0.0
+    for value, auc in zip([1.0, 0.99, 0.98, 0.97, 0.96, 0.95],
+                          [0.8, 0.9, 0.9005, 0.95, 0.9502, 0.9502]):
+        learner.t_ += 10
+        learner._monitor_auc = auc
+        stops.append(rule.update(value))
+        assert "_monitor_auc" not in vars(learner)  # taken by the rule
+    # pass 3: AUC stalled and the floor reached; pass 4 rose; passes 5 and 6 stalled
+    assert stops == [False, False, True, False, True, True]
+    assert stochastic._StepFloor(learner, floor=0).update(0.5) is False  # first value
+
+
 def test_adadsgd_learner_follows_its_stage_schedule():
     X, y = _data(4, n=50)
     clf = aucopt.get("adadsgd", eta=0.05, lam=0.1, l1_ratio=0.3, m0=12, growth=2.0,
@@ -300,6 +317,7 @@ def test_learns_on_bundled_real_data():
     ("psam", {"avg_power": -1.0}, ValueError), ("asam", {"avg_power": 9.0}, ValueError),
     ("sam", {"n_jobs": 1.5}, TypeError), ("psam", {"sampling": "pairs"}, ValueError),
     ("psam", {"min_steps": -1}, ValueError), ("psam", {"min_steps": 2.5}, TypeError),
+    ("psam", {"auc_tol": -1e-3}, ValueError),
 ])
 def test_bad_parameters_raise_at_fit_and_leave_model_unchanged(name, bad, exc):
     X, y = _data(10)
