@@ -225,7 +225,7 @@ def test_psam_min_steps_keeps_auto_passes_going():
 
 def test_psam_stall_rule_waits_for_the_floor_and_a_stalled_training_auc():
     learner = type("Fake", (), {"tol": 0.1, "n_iter_no_change": 1, "t_": 0})()
-    rule = stochastic._StepFloor(learner, floor=30, auc_tol=1e-3)
+    rule = stochastic._PsamStall(learner, floor=30, auc_tol=1e-3)
     stops = []
     # the objective stalls from the second pass on; the AUC rises by 0.1, 0.0005,
     # 0.05, 0.0002, 0.0
@@ -237,7 +237,7 @@ def test_psam_stall_rule_waits_for_the_floor_and_a_stalled_training_auc():
         assert "_monitor_auc" not in vars(learner)  # taken by the rule
     # pass 3: AUC stalled and the floor reached; pass 4 rose; passes 5 and 6 stalled
     assert stops == [False, False, True, False, True, True]
-    assert stochastic._StepFloor(learner, floor=0).update(0.5) is False  # first value
+    assert stochastic._PsamStall(learner, floor=0).update(0.5) is False  # first value
 
 
 def test_adadsgd_learner_follows_its_stage_schedule():

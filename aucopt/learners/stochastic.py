@@ -668,9 +668,9 @@ _PSAM_PARAMS = docstring("""
         of the scores the objective already has.""", fields={"min_steps": PSAM_MIN_STEPS})
 
 
-class _StepFloor(Stall):
-    """The driver's stall rule, which does not stop before ``learner.t_`` reaches
-    ``floor`` pair steps, nor while the training AUC of the monitored rows
+class _PsamStall(Stall):
+    """PSAM's stall rule: the driver's, which does not stop before ``learner.t_``
+    reaches ``floor`` pair steps, nor while the training AUC of the monitored rows
     (``learner._monitor_auc``, left by the objective) improves on its best by at
     least ``auc_tol`` (None: the objective alone)."""
 
@@ -735,8 +735,9 @@ class PSAM(ASAM):
     0.005-0.01 a pass). ``auc_tol`` is for harder sets, where the ranking improves
     while the objective flattens: on the rcv1-shaped set of ``tools/synth_rcv1.py``
     (seeds 0-1; ``LinearSVC()`` 0.9317) 5,5 / 0.9289, 0.9287, against 3 / 0.9248
-    without it (seed 0) and 6,5 / 0.9271, 0.9264 with the former defaults; on the four
-    sets above the training AUC is 0.9997-1 after 2 passes and it changes nothing.
+    without it (seed 0) and 6,5 / 0.9271, 0.9264 with the former defaults; on the
+    four sets above the training AUC is 0.9997-1 after 2 passes and it changes
+    nothing.
     ``min_steps`` is for small data: there a pass is a few hundred steps, its
     objective is noisy, and the stop came after 2-4 passes; on the 56 tasks of
     ``tools/tabular.py`` (imbalanced tabular sets of 100-5,000 rows; stratified
@@ -784,7 +785,7 @@ class PSAM(ASAM):
         super()._check_params()
 
     def _stall_rule(self):
-        return _StepFloor(self, int(self.min_steps), self.auc_tol)
+        return _PsamStall(self, int(self.min_steps), self.auc_tol)
 
     def _scores_objective(self, scores, y):
         if (self.n_epochs == "auto" and self.auc_tol is not None
