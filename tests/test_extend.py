@@ -90,10 +90,10 @@ def test_a_pairwise_sgd_with_psams_rule_is_psam_bit_for_bit():
     X, y = load("ionosphere")
     X = X.toarray()
     ours = _NumpyHinge(n_epochs=3, random_state=4).fit(X, y)
-    # PairwiseSGD has ASAM's parameters and "auto" rules: PSAM with ASAM's avg_power
-    # and lam
+    # PairwiseSGD has ASAM's parameters, "auto" rules and draws: PSAM with ASAM's
+    # avg_power and lam, drawing with replacement
     psam = aucopt.get("psam", n_epochs=3, avg_power=ours.avg_power, lam=ours.lam_,
-                      random_state=4).fit(X, y)
+                      sampling="replacement", random_state=4).fit(X, y)
     np.testing.assert_array_equal(ours.coef_, psam.coef_)
 
 

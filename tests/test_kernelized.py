@@ -20,8 +20,9 @@ COMPOSITIONS = {
               {"lam": 1e-3, "n_epochs": 2}),
     "fasam": (RandomFourierFeatures, {"n_components": 60},
               {"variant": "cos_phase", "width_factor": 8.0}, "asam", {"lam": 1e-3, "n_epochs": 2}),
+    # sampling="replacement": NPSAM's default (PSAM's is "cycles")
     "npsam": (KMeansNystroem, {"n_components": 40}, {"width_factor": 8.0}, "psam",
-              {"lam": 1e-3, "n_epochs": 2}),
+              {"lam": 1e-3, "n_epochs": 2, "sampling": "replacement"}),
     # n_epochs=1: fcbr's default (CBR's own is "auto")
     "fcbr": (RandomFourierFeatures, {"n_components": 20}, {"variant": "sincos"}, "cbr",
              {"buffer_size": 10, "C": 0.05, "n_epochs": 1}),

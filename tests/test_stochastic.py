@@ -169,20 +169,75 @@ def test_sam_learner_reproduces_reference_with_its_draws():
     assert clf.t_ == 2 * len(y)
 
 
+def _cycled(rng, rows, size):
+    """``size`` draws from ``rows`` in random cycles (reference for sampling="cycles")."""
+    out = []
+    while len(out) < size:
+        out.extend(rows[rng.permutation(rows.size)])
+    return np.array(out[:size])
+
+
+@pytest.mark.parametrize("sampling", ["replacement", "cycles"])
 @pytest.mark.parametrize("avg_power", [0.0, 1.0, 2.0, 3.5])
-def test_psam_learner_returns_the_average_of_its_reference_steps(avg_power):
+def test_psam_learner_returns_the_average_of_its_reference_steps(avg_power, sampling):
     X, y = _data(3)
     clf = aucopt.get("psam", lam=0.02, t0=5.0, rskip=2, askip=3, avg_power=avg_power,
-                     n_epochs=1, random_state=1).fit(X, y)
+                     sampling=sampling, n_epochs=1, random_state=1).fit(X, y)
     rng = np.random.default_rng(1)
     pos, neg = np.flatnonzero(y > 0), np.flatnonzero(y < 0)
-    pi = pos[rng.integers(0, pos.size, size=len(y))]
-    nj = neg[rng.integers(0, neg.size, size=len(y))]
+    if sampling == "cycles":
+        pi, nj = _cycled(rng, pos, len(y)), _cycled(rng, neg, len(y))
+    else:
+        pi = pos[rng.integers(0, pos.size, size=len(y))]
+        nj = neg[rng.integers(0, neg.size, size=len(y))]
     ref_w, ref_avg = hinge_pair_steps(X, pi, nj, 0.02, 5.0, 2, "prox", 3, avg_power)
     _close(clf.coef_, ref_avg)
     _close(clf.weights_scale_ * clf.weights_[:, 0], ref_w)
     assert clf.weights_avg_q_ == pytest.approx(sum(t ** avg_power
                                                    for t in range(3, len(y) + 1, 3)))
+
+
+def test_cycled_pair_blocks_take_each_row_once_per_cycle_across_blocks():
+    rng = np.random.default_rng(0)
+    pos, neg = np.arange(0, 14, 2), np.arange(1, 40, 2)
+    blocks = list(stochastic._pair_blocks(rng, pos, neg, 50, block=lambda done: 9,
+                                          cycles=True))
+    assert [p.size for p, _ in blocks] == [9] * 5 + [5]
+    drawn_pos = np.concatenate([p for p, _ in blocks])
+    drawn_neg = np.concatenate([n for _, n in blocks])
+    for drawn, rows in ((drawn_pos, pos), (drawn_neg, neg)):
+        for start in range(0, drawn.size - rows.size + 1, rows.size):
+            assert sorted(drawn[start:start + rows.size]) == list(rows)  # a full cycle
+        assert np.bincount(drawn).max() - np.bincount(drawn)[rows].min() <= 1
+
+
+def test_psam_min_steps_keeps_auto_passes_going():
+    X, y = _data(11)
+    base = aucopt.get("psam", min_steps=0, random_state=0).fit(X, y)
+    floor = (base.n_passes_ + 3) * len(y)
+    clf = aucopt.get("psam", min_steps=floor, random_state=0).fit(X, y)
+    # the first pass at or past the floor that improves by less than tol stops it
+    assert clf.t_ >= floor and clf.stop_reason_ == "tol"
+    assert clf.n_passes_ >= -(-floor // len(y)) > base.n_passes_
+    capped = aucopt.get("psam", min_steps=floor, max_epochs=2, random_state=0).fit(X, y)
+    assert capped.n_passes_ == 2 and capped.stop_reason_ == "max_epochs"
+
+
+def test_psam_stall_rule_waits_for_the_floor_and_a_stalled_training_auc():
+    learner = type("Fake", (), {"tol": 0.1, "n_iter_no_change": 1, "t_": 0})()
+    rule = stochastic._PsamStall(learner, floor=30, auc_tol=1e-3)
+    stops = []
+    # the objective stalls from the second pass on; the AUC rises by 0.1, 0.0005,
+    # 0.05, 0.0002, 0.0
+    for value, auc in zip([1.0, 0.99, 0.98, 0.97, 0.96, 0.95],
+                          [0.8, 0.9, 0.9005, 0.95, 0.9502, 0.9502]):
+        learner.t_ += 10
+        learner._monitor_auc = auc
+        stops.append(rule.update(value))
+        assert "_monitor_auc" not in vars(learner)  # taken by the rule
+    # pass 3: AUC stalled and the floor reached; pass 4 rose; passes 5 and 6 stalled
+    assert stops == [False, False, True, False, True, True]
+    assert stochastic._PsamStall(learner, floor=0).update(0.5) is False  # first value
 
 
 def test_adadsgd_learner_follows_its_stage_schedule():
@@ -260,7 +315,9 @@ def test_learns_on_bundled_real_data():
     ("adadsgd", {"m0": 1}, ValueError), ("adadsgd", {"inner": "x"}, ValueError),
     ("psam", {"n_jobs": 0}, ValueError), ("adadsgd", {"n_jobs": -2}, ValueError),
     ("psam", {"avg_power": -1.0}, ValueError), ("asam", {"avg_power": 9.0}, ValueError),
-    ("sam", {"n_jobs": 1.5}, TypeError),
+    ("sam", {"n_jobs": 1.5}, TypeError), ("psam", {"sampling": "pairs"}, ValueError),
+    ("psam", {"min_steps": -1}, ValueError), ("psam", {"min_steps": 2.5}, TypeError),
+    ("psam", {"auc_tol": -1e-3}, ValueError),
 ])
 def test_bad_parameters_raise_at_fit_and_leave_model_unchanged(name, bad, exc):
     X, y = _data(10)
