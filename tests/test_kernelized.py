@@ -26,8 +26,8 @@ COMPOSITIONS = {
     # n_epochs=1: fcbr's default (CBR's own is "auto")
     "fcbr": (RandomFourierFeatures, {"n_components": 20}, {"variant": "sincos"}, "cbr",
              {"buffer_size": 10, "C": 0.05, "n_epochs": 1}),
-    "foam": (RandomFourierFeatures, {"n_components": 30}, {"variant": "sincos"},
-             _BufferOGD, {"buffer_size": 20}),
+    "foam": (RandomFourierFeatures, {"n_components": 30},
+             {"variant": "sincos", "width_factor": 8.0}, _BufferOGD, {"buffer_size": 20}),
 }
 
 

@@ -177,7 +177,9 @@ NEW_DEFAULTS = {"psam": dict(avg_power=8.0, n_iter_no_change=1, sampling="cycles
                 "npsam": dict(width_factor=8.0, sampling="replacement", tol=3e-3, min_steps=0,
                               auc_tol=None),
                 "oam_seq": dict(average_passes=True), "oam_gra": dict(average_passes=True),
-                "cbr": dict(n_epochs="auto")}
+                "cbr": dict(n_epochs="auto"),
+                "foam": dict(n_epochs="auto", average_passes=True, tol=1e-2, width_factor=8.0),
+                "noam": dict(n_epochs="auto", average_passes=True, tol=1e-2)}
 
 
 @pytest.mark.parametrize("name", sorted(NEW_DEFAULTS))

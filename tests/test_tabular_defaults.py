@@ -12,7 +12,7 @@ from aucopt.learners import buffered, square
 from test_square import snapshot
 
 REPEATED = ["oam_seq", "oam_gra", "cbr", "cbr_diag", "opauc", "opaucr", "adaoam",
-            "uni_exp"]
+            "uni_exp", "foam", "noam"]
 # The last online iterates (OPAUC's default on tabular rows is the closed-form
 # minimiser, OPAUCr's the mean of the iterates of its last passes)
 ONLINE = {"opauc": {"closed_form": False}, "opaucr": {"average_passes": False}}
@@ -125,8 +125,8 @@ def test_opaucr_default_returns_the_mean_of_its_passes_iterates():
         aucopt.get("opaucr", average_passes="yes").fit(X, y)
 
 
-@pytest.mark.parametrize("name", ["oam_seq", "oam_gra"])
-def test_oam_default_model_is_the_mean_of_its_end_of_pass_iterates(name):
+@pytest.mark.parametrize("name", ["oam_seq", "oam_gra", "foam", "noam"])
+def test_averaged_default_model_is_the_mean_of_its_end_of_pass_iterates(name):
     # the last iterate of the PA / gradient pair steps oscillates from pass to pass
     # (standardised magic04: test AUC 0.834, 0.838, 0.824, 0.790 after passes 1-4);
     # the default returns the mean of the iterates at the ends of the passes, while

@@ -145,7 +145,7 @@ class RepeatedPasses:
 
 
 def repeated_passes(tol, one_pass=None, repeated=None, below=None,
-                    tasks="the 56 tasks", patience=2, stall=""):
+                    tasks="the 56 tasks", patience=2, stall="", parameters=True):
     """Class decorator of a :class:`RepeatedPasses` learner: its docstring gets the
     ``n_epochs`` family of parameters (``tol``, ``patience``: the defaults of ``tol``
     and ``n_iter_no_change``) and the paragraph
@@ -153,7 +153,8 @@ def repeated_passes(tol, one_pass=None, repeated=None, below=None,
     learner's measured mean AUC gaps to logistic regression (``one_pass``,
     ``repeated``: strings) and the tasks more than 0.05 below it by default
     (``below``), when measured (on ``tasks``); ``stall``: sentences on the
-    learner's stall rule, appended."""
+    learner's stall rule, appended; ``parameters=False`` adds the paragraph only (a
+    composition whose learner documents the parameters)."""
 
     def deco(cls):
         measured = "" if one_pass is None else (
@@ -161,7 +162,8 @@ def repeated_passes(tol, one_pass=None, repeated=None, below=None,
             "100-5,000 rows, half of them with heavy-tailed rows; stratified 5-fold "
             "CV) its mean test AUC minus that of scikit-learn's "
             f"``LogisticRegression()`` went from {one_pass} with one pass to "
-            f"{repeated}, with {below} tasks more than 0.05 below it.")
+            f"{repeated}, with {below} task{'' if below == 1 else 's'} more than 0.05 "
+            "below it.")
         cls.__doc__ = docstring(cls.__doc__, paragraphs=[
             "Passes: the paper makes one pass over the data (``n_epochs=1`` reproduces "
             "it). The default departs from it: one pass over a few hundred rows with "
@@ -172,7 +174,7 @@ def repeated_passes(tol, one_pass=None, repeated=None, below=None,
             "``n_epochs=1`` (a distributed fit makes one pass)." + measured
             + (" " + stall if stall else "")],
             parameters=[docstring(_EPOCH_TEMPLATE, fields={
-                "tol": tol, "patience": patience}).strip("\n")])
+                "tol": tol, "patience": patience}).strip("\n")] if parameters else ())
         return cls
 
     return deco

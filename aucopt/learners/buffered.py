@@ -7,11 +7,13 @@ class (reservoir sampling exactly as the dissertation's Alg. 5, or FIFO), then t
 model is updated against every row of the *opposite* buffer in its iteration order
 (slot order for a reservoir, oldest to newest for FIFO).
 
-One pass, truly streaming: ``fit`` = fresh state + one pass, ``partial_fit``
-continues the same pass with the buffers, counters and random stream kept, so
-``partial_fit`` over the chunks of a stream gives the model of ``fit`` on the
-concatenation (same seed; bit for bit except ``cbr``, whose covariance updates in a
-``partial_fit`` of a fitted model are kept pending and agree to rounding). The
+Truly streaming: ``fit`` with ``n_epochs=1`` (the papers' single pass) = fresh
+state + one pass, ``partial_fit`` continues the same pass with the buffers,
+counters and random stream kept, so ``partial_fit`` over the chunks of a stream
+gives the model of that ``fit`` on the concatenation (same seed; bit for bit except
+``cbr``, whose covariance updates in a ``partial_fit`` of a fitted model are kept
+pending and agree to rounding). By default ``fit`` repeats shuffled passes until
+the objective stalls (``n_epochs="auto"``, each learner's docstring says why). The
 reservoir draws two uniforms ``(u, r)`` per arriving row whether it needs them or
 not, so the draws do not depend on the chunking.
 
@@ -599,21 +601,22 @@ _OAM_UPDATES = "pairs with a positive loss"
 
 # what the OAM learners' repeated passes return (their "Passes" paragraph)
 _AVERAGED_STALL = "The model is the mean of the passes' end iterates (``average_passes``)."
-# average_passes of the OAM learners (each adds its measured numbers)
+# average_passes of the learners with _AveragedPasses (each adds its reasons)
 _AVERAGE_PASSES = """With more than one pass (``n_epochs`` not 1), the model
     ``fit`` returns after pass ``k`` (and the one the stall rule scores) is the mean
     of the iterates at the ends of passes 1..k; the passes go on from the last
     iterate. False returns the last iterate. One pass (the paper's) is the same
     either way. The default departs from the paper's last iterate: repeated passes
-    keep the pair steps' size, and the last iterate swings from pass to pass on the
-    larger sets (standardised magic04, OAM_seq's test AUC after passes 1-4: 0.834,
-    0.838, 0.824, 0.790, where the stall rule stopped; the mean of the four
-    0.841)."""
+    keep the pair steps' size, and the last iterate swings from pass to pass."""
+# the OAM learners' case (each adds its measured numbers)
+_OAM_SWINGS = """On the larger sets: standardised magic04, OAM_seq's test AUC after
+    passes 1-4: 0.834, 0.838, 0.824, 0.790, where the stall rule stopped; the mean
+    of the four 0.841."""
 
 
 def _average_documented(numbers):
-    """Add ``average_passes`` (with the learner's measured ``numbers``) to the
-    Parameters of an OAM learner."""
+    """Add ``average_passes`` (with the learner's reasons and measured ``numbers``)
+    to its Parameters."""
 
     def deco(cls):
         cls.__doc__ = docstring(cls.__doc__, parameters=[
@@ -627,8 +630,8 @@ def _average_documented(numbers):
 @_documented(100, "reservoir", "100 per class as recommended by Zhao et al.; Khalid "
              "(2019, Ch.4) uses 50.", "w", _OAM_UPDATES)
 @_average_documented(
-    "On the 16 standardised dense sets of ``tools/defaults_check.py`` the last iterate "
-    "of the default passes was more than 0.03 test AUC below the best ``C`` of "
+    _OAM_SWINGS + " On the 16 standardised dense sets of ``tools/defaults_check.py`` the "
+    "last iterate of the default passes was more than 0.03 test AUC below the best ``C`` of "
     "``search_space`` on magic04 (0.790 against 0.841); the mean is within 0.013 of "
     "the best ``C`` on all 16 (magic04 0.841 against 0.845, german 0.819 / 0.828, "
     "pima 0.831 / 0.838, a9a 0.889 / 0.895, satimage 0.762 / 0.775; the last "
@@ -727,8 +730,8 @@ class OAMSeq(_AveragedPasses, _Buffered):
 @_documented(100, "reservoir", "100 per class as recommended by Zhao et al.", "w",
              "pairs with margin ``<= 1``")
 @_average_documented(
-    "On the 16 standardised dense sets of ``tools/defaults_check.py`` the last iterate "
-    "of the default passes was 0.030 test AUC below the best ``C`` of ``search_space`` "
+    _OAM_SWINGS + " On the 16 standardised dense sets of ``tools/defaults_check.py`` the "
+    "last iterate of the default passes was 0.030 test AUC below the best ``C`` of ``search_space`` "
     "on german (0.798 against 0.828); the mean is within 0.021 of the best ``C`` on "
     "all 16 (german 0.818 / 0.828, satimage 0.754 / 0.775, pima 0.832 / 0.838, a9a "
     "0.889 / 0.895; the last iterate's satimage 0.751, pima 0.815, a9a 0.864). On the "
@@ -775,7 +778,9 @@ class OAMGra(OAMSeq):
 
 @_documented(100, "reservoir", "100 per class, reservoir sampling, as in Ding et al. "
              "(2017).", "w", "pairs with margin ``< 1``")
-class _BufferOGD(_Buffered):
+@_average_documented("")
+@repeated_passes("1e-2", stall=_AVERAGED_STALL)
+class _BufferOGD(_AveragedPasses, _Buffered):
     """Mini-batch OGD over the opposite buffer (the update of FOAM, Ding, Liu, Zhao &
     Hoi, "Large Scale Kernel Methods for Online AUC Maximization", ICDM 2017, Algs.
     3-4); the learner of :class:`aucopt.learners.kernelized.FOAM` and
@@ -795,11 +800,18 @@ class _BufferOGD(_Buffered):
     _auto_params = {"eta": lambda self, s, rows: self._C0 / s}
     _retry_param = "eta"
 
-    def __init__(self, eta="auto", buffer_size=100, buffer="reservoir", shuffle=True,
-                 random_state=None, verbose=0, pos_label=None, max_state_bytes=None):
+    def __init__(self, eta="auto", buffer_size=100, buffer="reservoir", n_epochs="auto",
+                 average_passes=True, tol=1e-2, n_iter_no_change=2, max_epochs=50,
+                 shuffle=True, random_state=None, verbose=0, pos_label=None,
+                 max_state_bytes=None):
         self.eta = eta
         self.buffer_size = buffer_size
         self.buffer = buffer
+        self.n_epochs = n_epochs
+        self.average_passes = average_passes
+        self.tol = tol
+        self.n_iter_no_change = n_iter_no_change
+        self.max_epochs = max_epochs
         self.shuffle = shuffle
         self.random_state = random_state
         self.verbose = verbose
