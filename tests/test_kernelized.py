@@ -23,9 +23,10 @@ COMPOSITIONS = {
     # sampling="replacement": NPSAM's default (PSAM's is "cycles")
     "npsam": (KMeansNystroem, {"n_components": 40}, {"width_factor": 8.0}, "psam",
               {"lam": 1e-3, "n_epochs": 2, "sampling": "replacement"}),
-    # n_epochs=1: fcbr's default (CBR's own is "auto")
-    "fcbr": (RandomFourierFeatures, {"n_components": 20}, {"variant": "sincos"}, "cbr",
-             {"buffer_size": 10, "C": 0.05, "n_epochs": 1}),
+    # three passes averaged: fcbr's defaults (CBR's own are "auto", the last iterate)
+    "fcbr": (RandomFourierFeatures, {"n_components": 20},
+             {"variant": "sincos", "width_factor": 8.0}, "cbr",
+             {"buffer_size": 10, "C": 0.05, "n_epochs": 3, "average_passes": True}),
     "foam": (RandomFourierFeatures, {"n_components": 30},
              {"variant": "sincos", "width_factor": 8.0}, _BufferOGD, {"buffer_size": 20}),
 }

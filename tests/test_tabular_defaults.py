@@ -149,6 +149,41 @@ def test_averaged_default_model_is_the_mean_of_its_end_of_pass_iterates(name):
         aucopt.get(name, average_passes="yes").fit(X, y)
 
 
+def test_cbr_average_passes_returns_the_mean_of_its_end_of_pass_iterates():
+    # average_passes (FCBR's default, CBR's option): the model after pass k is the
+    # mean of the end-of-pass mu; the passes go on from the last mu and its covariance
+    X, y = _small_imbalanced(seed=2)
+    assert aucopt.get("cbr").average_passes is False
+    model = aucopt.get("cbr", n_epochs=3, average_passes=True, random_state=0).fit(X, y)
+    ends = [aucopt.get("cbr", n_epochs=k, random_state=0).fit(X, y) for k in (1, 2, 3)]
+    mean = np.mean([end.coef_ for end in ends], axis=0)
+    np.testing.assert_allclose(model.coef_, mean, rtol=1e-12, atol=1e-14 * np.abs(mean).max())
+    assert not np.allclose(model.coef_, ends[-1].coef_, rtol=1e-6)
+    np.testing.assert_array_equal(model.covariance_, ends[-1].covariance_)
+    one = aucopt.get("cbr", n_epochs=1, average_passes=True, random_state=0).fit(X, y)
+    np.testing.assert_array_equal(one.coef_, ends[0].coef_)
+    assert not any(k.startswith("_pass") for k in model.__dict__)
+    with pytest.raises(TypeError, match="average_passes"):
+        aucopt.get("cbr", average_passes="yes").fit(X, y)
+
+
+def test_fcbr_defaults_are_a_wide_kernel_and_three_averaged_passes():
+    # FCBR on few positives (measured on tools/tabular.py): width factor 8,
+    # C = 0.1 / (4 s), three passes whose model is the mean of the end-of-pass mu
+    X, y = _small_imbalanced(seed=2)
+    small = dict(n_components=10, random_state=0)
+    model = aucopt.get("fcbr", **small)
+    assert (model.width_factor, model.n_epochs, model.average_passes) == (8.0, 3, True)
+    model.fit(X, y)
+    assert (model.n_passes_, model.stop_reason_) == (3, "n_epochs")
+    assert model.C_ == pytest.approx(0.1 / (4 * model.row_scale_), rel=1e-12)
+    explicit = aucopt.get("fcbr", width_factor=8.0, C=model.C_, n_epochs=3,
+                          average_passes=True, **small).fit(X, y)
+    np.testing.assert_array_equal(model.coef_, explicit.coef_)
+    last = aucopt.get("fcbr", average_passes=False, **small).fit(X, y)
+    assert not np.allclose(model.coef_, last.coef_, rtol=1e-6)
+
+
 def test_cbr_auto_passes_stop_at_their_row_budget(monkeypatch):
     # a CBR pass costs O(n M d^2): "auto" stops once the passes have presented
     # CBR_AUTO_ARRIVALS rows (one pass from that many rows on)

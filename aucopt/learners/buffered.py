@@ -840,7 +840,7 @@ class _BufferOGD(_AveragedPasses, _Buffered):
     "heavy-tailed ones from -0.003 to +0.019; the one task more than 0.05 below is "
     "sonar with heavy-tailed rows (-0.060; +0.055 with one pass). Measured on 54 "
     "tasks, w8a's two (5,000 rows, 300 features) counted with their one-pass values."))
-class CBR(RepeatedPasses, _ConfidenceWeighted):
+class CBR(_AveragedPasses, _ConfidenceWeighted):
     """CBR: confidence-weighted bipartite ranking with a full covariance.
 
     Khalid, Scalable Large Margin Pairwise Learning Algorithms, PhD dissertation,
@@ -882,6 +882,12 @@ class CBR(RepeatedPasses, _ConfidenceWeighted):
         Confidence probability eta in (0.5, 1) (0.7 in Khalid 2019, so phi = 0.5244).
     beta_form : {"scw", "dissertation"}, default="scw"
         ``beta`` of SCW or as printed in the dissertation (for reproduction).
+    average_passes : bool, default=False
+        With more than one pass (``n_epochs`` not 1), the model ``fit`` returns after
+        pass ``k`` (and the one the stall rule scores) is the mean of the ranking
+        vectors ``mu`` at the ends of passes 1..k; the passes go on from the last
+        ``mu`` and its covariance. False returns the last ``mu`` (CBR's default
+        passes are measured with it). One pass is the same either way.
     """
 
     _aucopt_name = "cbr"
@@ -896,8 +902,8 @@ class CBR(RepeatedPasses, _ConfidenceWeighted):
                      "state, sparse updates), or raise max_state_bytes")
 
     def __init__(self, C="auto", eta=0.7, buffer_size=50, buffer="fifo", beta_form="scw",
-                 n_epochs="auto", tol=1e-3, n_iter_no_change=2, max_epochs=50,
-                 shuffle=True, random_state=None, verbose=0, pos_label=None,
+                 n_epochs="auto", average_passes=False, tol=1e-3, n_iter_no_change=2,
+                 max_epochs=50, shuffle=True, random_state=None, verbose=0, pos_label=None,
                  max_state_bytes=None):
         self.C = C
         self.eta = eta
@@ -905,6 +911,7 @@ class CBR(RepeatedPasses, _ConfidenceWeighted):
         self.buffer = buffer
         self.beta_form = beta_form
         self.n_epochs = n_epochs
+        self.average_passes = average_passes
         self.tol = tol
         self.n_iter_no_change = n_iter_no_change
         self.max_epochs = max_epochs
