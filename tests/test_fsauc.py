@@ -19,7 +19,7 @@ from aucopt.learners._fsauc_core import (fsauc_fit, fsauc_gradient_bound, fsauc_
 from aucopt.learners.saddle import FSAUC
 from aucopt.metrics import roc_auc
 from aucopt.model_selection import clone
-from reference import fsauc_dykstra_ref, fsauc_project_ref, fsauc_ref, fsauc_stage_ref
+from reference import fsauc_dykstra_ref, fsauc_ref, fsauc_stage_ref
 
 
 def _data(seed=0, n=80, d=6, density=0.6):

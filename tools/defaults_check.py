@@ -54,7 +54,6 @@ import sys
 import time
 
 import numpy as np
-import scipy.sparse as sp
 
 import aucopt
 from aucopt.datasets import Scaler

@@ -74,7 +74,6 @@ Experiments (the papers' protocols and tables; the protocol pieces are the packa
 
 ``--quick`` runs one run with coarse grids on capped rows, to check the pipeline.
 """
-import math
 import time
 
 import numpy as np
