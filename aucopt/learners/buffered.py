@@ -606,22 +606,25 @@ _AVERAGE_PASSES = """With more than one pass (``n_epochs`` not 1), the model
     ``fit`` returns after pass ``k`` (and the one the stall rule scores) is the mean
     of the iterates at the ends of passes 1..k; the passes go on from the last
     iterate. False returns the last iterate. One pass (the paper's) is the same
-    either way. The default departs from the paper's last iterate: repeated passes
-    keep the pair steps' size, and the last iterate swings from pass to pass."""
+    either way."""
+# why a learner defaults to the mean (average_passes=True)
+_AVERAGE_DEFAULT = """The default departs from the paper's last iterate: repeated
+    passes keep the pair steps' size, and the last iterate swings from pass to pass."""
 # the OAM learners' case (each adds its measured numbers)
 _OAM_SWINGS = """On the larger sets: standardised magic04, OAM_seq's test AUC after
     passes 1-4: 0.834, 0.838, 0.824, 0.790, where the stall rule stopped; the mean
     of the four 0.841."""
 
 
-def _average_documented(numbers):
-    """Add ``average_passes`` (with the learner's reasons and measured ``numbers``)
-    to its Parameters."""
+def _average_documented(numbers, default=True):
+    """Add ``average_passes`` (its ``default``, with the learner's reasons and
+    measured ``numbers``) to its Parameters."""
 
     def deco(cls):
+        why = _AVERAGE_DEFAULT if default else ""
         cls.__doc__ = docstring(cls.__doc__, parameters=[
-            "    average_passes : bool, default=True\n"
-            + fill(f"{_AVERAGE_PASSES} {numbers}", 8)])
+            f"    average_passes : bool, default={default}\n"
+            + fill(f"{_AVERAGE_PASSES} {why} {numbers}", 8)])
         return cls
 
     return deco
@@ -840,6 +843,9 @@ class _BufferOGD(_AveragedPasses, _Buffered):
     "heavy-tailed ones from -0.003 to +0.019; the one task more than 0.05 below is "
     "sonar with heavy-tailed rows (-0.060; +0.055 with one pass). Measured on 54 "
     "tasks, w8a's two (5,000 rows, 300 features) counted with their one-pass values."))
+@_average_documented("The iterate is the ranking vector ``mu``; the passes go on from "
+                     "the last ``mu`` and its covariance. CBR's default passes are "
+                     "measured with the last ``mu`` (FCBR's with the mean).", default=False)
 class CBR(_AveragedPasses, _ConfidenceWeighted):
     """CBR: confidence-weighted bipartite ranking with a full covariance.
 
@@ -882,12 +888,6 @@ class CBR(_AveragedPasses, _ConfidenceWeighted):
         Confidence probability eta in (0.5, 1) (0.7 in Khalid 2019, so phi = 0.5244).
     beta_form : {"scw", "dissertation"}, default="scw"
         ``beta`` of SCW or as printed in the dissertation (for reproduction).
-    average_passes : bool, default=False
-        With more than one pass (``n_epochs`` not 1), the model ``fit`` returns after
-        pass ``k`` (and the one the stall rule scores) is the mean of the ranking
-        vectors ``mu`` at the ends of passes 1..k; the passes go on from the last
-        ``mu`` and its covariance. False returns the last ``mu`` (CBR's default
-        passes are measured with it). One pass is the same either way.
     """
 
     _aucopt_name = "cbr"
