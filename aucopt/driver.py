@@ -384,12 +384,15 @@ def _train_until_stalled(learner, rows, y):
     stalled (objectives are means of pair losses, so an absolute tolerance means
     the same on every data set, as scikit-learn's SGD uses one), and training
     stops after ``n_iter_no_change`` stalled passes in a row (``stop_reason_ =
-    "tol"``) or after ``max_epochs`` passes (``"max_epochs"``).
+    "tol"``) or after ``max_epochs`` passes (``"max_epochs"``). The rule (the
+    learner's ``_stall_rule()``, else :class:`Stall`) gets the objective and, for a
+    learner whose objective is a function of its scores, those scores of the
+    monitored rows and their labels.
 
     The evaluation costs one scoring pass over the monitored rows and a sort (for
-    PSAM on news20, about 1.5 ``X @ w`` against 6-9 for the pass itself); on up to
-    :data:`MONITOR_ROWS` rows the scores of the last evaluation are those of the
-    returned model on all training rows, and the threshold reuses them
+    PSAM on news20, about 1.5 ``X @ w`` against 6-9 for the pass itself on all its
+    rows); when the monitored rows are all the training rows the scores of the last
+    evaluation are those of the returned model, and the threshold reuses them
     (:func:`training_scores`), so the rule's last evaluation costs the fit only its
     sort.
     """
@@ -399,7 +402,8 @@ def _train_until_stalled(learner, rows, y):
     learner.stop_reason_ = "max_epochs"
     for index in range(int(learner.max_epochs)):
         run_pass(learner, rows, y, index, monitor)
-        if stall.update(learner.objective_):
+        kept = learner.__dict__.get("_monitor_scores")
+        if stall.update(learner.objective_, *((kept[1], monitor[1]) if kept else ())):
             learner.stop_reason_ = getattr(stall, "reason", "tol")  # a learner's own rule's
             break
 
@@ -415,7 +419,10 @@ class Stall:
         self.best = math.inf
         self.stalled = 0
 
-    def update(self, value):
+    def update(self, value, scores=None, y=None):
+        """After a pass: its objective ``value`` (and, when the objective came from
+        them, the scores of the monitored rows and their labels in {-1, +1}, which
+        a derived rule may watch too); True to stop."""
         if math.isfinite(self.best) and self.best - value < self.tol:
             self.stalled += 1
         else:

@@ -23,6 +23,7 @@ from aucopt._kernels._rows import RowSource
 from aucopt._kernels._weights import ElasticNetWeights, Weights, row_add
 from aucopt.datasets import Scaler, load, split
 from aucopt.learners import stochastic
+from aucopt.metrics import roc_auc
 from reference import (auc_pairs, hinge_pair_steps, hinge_prox, lane_hinge_pair_steps,
                        lane_square_prox_pair_steps, pairwise_hinge_objective,
                        square_prox_pair_steps)
@@ -223,21 +224,50 @@ def test_psam_min_steps_keeps_auto_passes_going():
     assert capped.n_passes_ == 2 and capped.stop_reason_ == "max_epochs"
 
 
+def _scores_with_auc(auc, n_neg=10_000):
+    """Scores of one positive and ``n_neg`` negatives whose AUC is ``auc``."""
+    y = np.r_[1.0, -np.ones(n_neg)]
+    return np.r_[round(auc * n_neg) - 0.5, np.arange(n_neg)], y
+
+
 def test_psam_stall_rule_waits_for_the_floor_and_a_stalled_training_auc():
     learner = type("Fake", (), {"tol": 0.1, "n_iter_no_change": 1, "t_": 0})()
     rule = stochastic._PsamStall(learner, floor=30, auc_tol=1e-3)
     stops = []
-    # the objective stalls from the second pass on; the AUC rises by 0.1, 0.0005,
-    # 0.05, 0.0002, 0.0
+    # the objective stalls from the second pass on; the AUC of the monitored scores
+    # rises by 0.1, 0.0005, 0.05, 0.0002, 0.0
     for value, auc in zip([1.0, 0.99, 0.98, 0.97, 0.96, 0.95],
                           [0.8, 0.9, 0.9005, 0.95, 0.9502, 0.9502]):
         learner.t_ += 10
-        learner._monitor_auc = auc
-        stops.append(rule.update(value))
-        assert "_monitor_auc" not in vars(learner)  # taken by the rule
+        scores, y = _scores_with_auc(auc)
+        assert roc_auc(y, scores) == pytest.approx(auc)
+        stops.append(rule.update(value, scores, y))
     # pass 3: AUC stalled and the floor reached; pass 4 rose; passes 5 and 6 stalled
     assert stops == [False, False, True, False, True, True]
     assert stochastic._PsamStall(learner, floor=0).update(0.5) is False  # first value
+    # without scores (an objective not computed from them) the objective alone decides
+    rule = stochastic._PsamStall(learner, floor=0, auc_tol=1e-3)
+    assert [rule.update(v) for v in (1.0, 0.99)] == [False, True]
+
+
+def test_stopping_rule_gets_the_monitored_scores_and_labels(monkeypatch):
+    """The driver hands the stopping rule the scores its objective came from (those
+    of the training rows) and their labels, after every pass."""
+    X, y = _data(21, n=300)
+    seen = []
+    update = stochastic._PsamStall.update
+
+    def spy(self, value, scores=None, y=None):
+        seen.append((scores.copy(), y.copy()))
+        return update(self, value, scores, y)
+
+    monkeypatch.setattr(stochastic._PsamStall, "update", spy)
+    model = aucopt.get("psam", random_state=0).fit(X, y)
+    assert len(seen) == model.n_passes_
+    scores, labels = seen[-1]
+    np.testing.assert_array_equal(labels, np.where(y == model.classes_[1], 1.0, -1.0))
+    np.testing.assert_allclose(scores, model.decision_function(X) - model.intercept_,
+                               rtol=1e-12, atol=1e-12)
 
 
 def test_adadsgd_learner_follows_its_stage_schedule():

@@ -671,18 +671,18 @@ _PSAM_PARAMS = docstring("""
 class _PsamStall(Stall):
     """PSAM's stall rule: the driver's, which does not stop before ``learner.t_``
     reaches ``floor`` pair steps, nor while the training AUC of the monitored rows
-    (``learner._monitor_auc``, left by the objective) improves on its best by at
-    least ``auc_tol`` (None: the objective alone)."""
+    (from the scores the objective came from) improves on its best by at least
+    ``auc_tol`` (None: the objective alone)."""
 
     def __init__(self, learner, floor, auc_tol=None):
         super().__init__(learner.tol, learner.n_iter_no_change)
         self.learner, self.floor, self.auc_tol = learner, floor, auc_tol
         self.best_auc = -math.inf
 
-    def update(self, value):
+    def update(self, value, scores=None, y=None):
         stalled = super().update(value) and self.learner.t_ >= self.floor
-        auc = self.learner.__dict__.pop("_monitor_auc", math.nan)
-        if self.auc_tol is not None and math.isfinite(auc):
+        if self.auc_tol is not None and scores is not None and (y > 0).any() and (y < 0).any():
+            auc = roc_auc(y, scores)
             stalled = stalled and auc - self.best_auc < self.auc_tol
             self.best_auc = max(self.best_auc, auc)
         return stalled
@@ -786,12 +786,6 @@ class PSAM(ASAM):
 
     def _stall_rule(self):
         return _PsamStall(self, int(self.min_steps), self.auc_tol)
-
-    def _scores_objective(self, scores, y):
-        if (self.n_epochs == "auto" and self.auc_tol is not None
-                and (y > 0).any() and (y < 0).any()):
-            self._monitor_auc = roc_auc(y, scores)  # for the stall rule (see auc_tol)
-        return super()._scores_objective(scores, y)
 
     def _cycles(self):
         return self.sampling == "cycles"
