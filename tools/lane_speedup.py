@@ -23,21 +23,14 @@ import numpy as np
 
 import aucopt
 from pairtiming import timed_passes  # this script's folder is first on sys.path
-
-TOOLS = os.path.dirname(os.path.abspath(__file__))
-
-RCV1_TEST_ROWS = 80_414
+from synth_rcv1 import DEFAULT_PATH
 
 
 def load(name, rcv1_path, rcv1_rows):
     if name == "rcv1":
-        from rcv1_workload import _rows_view
-        from synth_rcv1 import load as load_rcv1
+        from synth_rcv1 import split
 
-        X, y = load_rcv1(rcv1_path + ".npz")
-        n_all = X.shape[0] - RCV1_TEST_ROWS
-        n = min(rcv1_rows or n_all, n_all)
-        return (_rows_view(X, 0, n), y[:n], _rows_view(X, n_all, X.shape[0]), y[n_all:])
+        return split(rcv1_path, rcv1_rows or None)
     from tasks import load_task
 
     return load_task(name)
@@ -49,7 +42,7 @@ def main():
     ap.add_argument("--epochs", type=int, default=4)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--learner", default="psam")
-    ap.add_argument("--rcv1", default=os.path.join(TOOLS, "out", "rcv1"))
+    ap.add_argument("--rcv1", default=DEFAULT_PATH)
     ap.add_argument("--rcv1-rows", type=int, default=0)
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()

@@ -37,6 +37,7 @@ import time
 import numpy as np
 
 from benchlib import save_report  # this script's folder is first on sys.path
+from synth_rcv1 import TEST_ROWS
 
 TOOLS = os.path.dirname(os.path.abspath(__file__))
 
@@ -54,28 +55,16 @@ def _rss_mb():
         return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
 
 
-def _rows_view(X, start, stop):
-    """Rows ``start:stop`` of a CSR matrix as views of its arrays (scipy's own
-    slicing, and its constructor given views of much larger arrays, copy them)."""
-    import scipy.sparse as sp
-
-    view = sp.csr_matrix((stop - start, X.shape[1]))
-    lo, hi = X.indptr[start], X.indptr[stop]
-    view.data, view.indices = X.data[lo:hi], X.indices[lo:hi]
-    view.indptr = X.indptr[start:stop + 1] - lo if start else X.indptr[:stop + 1]
-    return view
-
-
 def _split(path, test_rows, fraction):
     """Training rows (the first ``fraction`` of the non-test rows) and test rows, as
-    views of the loaded arrays (no copy of the matrix)."""
-    from synth_rcv1 import load
+    views of the loaded arrays (no copy of the matrix), and the CSR's bytes."""
+    from synth_rcv1 import load, rows_view
 
     X, y = load(path + ".npz")
     n_all = X.shape[0] - test_rows
     n = int(round(fraction * n_all))
     csr_bytes = X.data.nbytes + X.indices.nbytes + X.indptr.nbytes
-    return (_rows_view(X, 0, n), y[:n], _rows_view(X, n_all, X.shape[0]), y[n_all:],
+    return (rows_view(X, 0, n), y[:n], rows_view(X, n_all, X.shape[0]), y[n_all:],
             csr_bytes)
 
 
@@ -186,7 +175,7 @@ def main(argv=None):
                     help="path without extension of the .npz (and .svm) data")
     ap.add_argument("--learners", default=",".join(LEARNERS))
     ap.add_argument("--fractions", default="0.25,0.5,1")
-    ap.add_argument("--test-rows", type=int, default=80_414)
+    ap.add_argument("--test-rows", type=int, default=TEST_ROWS)
     ap.add_argument("--repeat", type=int, default=1, help="fits per child (best time kept)")
     ap.add_argument("--no-svmlight", action="store_true", help="skip the svmlight load")
     ap.add_argument("--child", help=argparse.SUPPRESS)

@@ -14,7 +14,8 @@ Usage::
 
     python tools/synth_rcv1.py --out tools/out/rcv1 [--rows 804414] [--seed 0] [--svmlight]
 
-writes ``<out>.npz`` (CSR ``data/indices/indptr`` + ``y``, loadable by :func:`load`)
+writes ``<out>.npz`` (CSR ``data/indices/indptr`` + ``y``, loadable by :func:`load`;
+:func:`split` gives the benchmarks' train / test rows)
 and, with ``--svmlight``, ``<out>.svm`` (1-based, readable by
 ``aucopt.datasets.load_svmlight`` / ``iter_svmlight``). The generator keeps one block
 of rows in memory beyond the CSR it returns.
@@ -35,6 +36,9 @@ POSITIVE_FRACTION = 0.47
 LABEL_NOISE = 0.05
 ZIPF_EXPONENT = 1.1
 BLOCK = 50_000
+# The benchmarks test on the last TEST_ROWS rows and train on (a prefix of) the others
+TEST_ROWS = 80_414
+DEFAULT_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "out", "rcv1")
 
 
 class _Law:
@@ -119,6 +123,30 @@ def load(path):
     with np.load(path) as z:
         X = sp.csr_matrix((z["data"], z["indices"], z["indptr"]), shape=tuple(z["shape"]))
         return X, z["y"]
+
+
+def rows_view(X, start, stop):
+    """Rows ``start:stop`` of a CSR matrix as views of its arrays (scipy's own
+    slicing, and its constructor given views of much larger arrays, copy them)."""
+    view = sp.csr_matrix((stop - start, X.shape[1]))
+    lo, hi = X.indptr[start], X.indptr[stop]
+    view.data, view.indices = X.data[lo:hi], X.indices[lo:hi]
+    view.indptr = X.indptr[start:stop + 1] - lo if start else X.indptr[:stop + 1]
+    return view
+
+
+def split(path=DEFAULT_PATH, rows=None, test_rows=TEST_ROWS):
+    """``(X_train, y_train, X_test, y_test)`` of ``<path>.npz`` as views (no copy of
+    the matrix): the last ``test_rows`` rows for test, the first ``rows`` of the others
+    (all with None) for training. Raises FileNotFoundError naming the command that
+    generates the file when it is missing."""
+    if not os.path.exists(path + ".npz"):
+        raise FileNotFoundError(f"{path}.npz not found: generate it with "
+                                f"python tools/synth_rcv1.py --out {path}")
+    X, y = load(path + ".npz")
+    n_all = X.shape[0] - test_rows
+    n = n_all if rows is None else min(int(rows), n_all)
+    return rows_view(X, 0, n), y[:n], rows_view(X, n_all, X.shape[0]), y[n_all:]
 
 
 def main(argv=None):
