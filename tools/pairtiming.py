@@ -5,6 +5,8 @@
   negative row, uniformly with replacement), in draw order, with a dense ``w``. No
   pairwise learner can read its pairs' rows for less; what an epoch costs beyond it
   is its updates, ``x_i . x_j`` and bookkeeping.
+  With ``in_order`` the same ``2 n`` rows sorted into storage order: the dots without
+  the random access.
 * :func:`xw_floor` -- one ``X @ w`` (rows in storage order): the streaming floor.
 * :func:`fixed_costs` -- what a fit pays besides its passes: the input checks (one
   pass, with the row norms) and the OPTROC threshold.
@@ -38,14 +40,17 @@ def epoch_pairs(y, rng):
     return order
 
 
-def pair_dot_floor(X, y, repeats=5, seed=0):
-    """Seconds (best of ``repeats``) of the ``2 n`` random-order row dots of one epoch."""
+def pair_dot_floor(X, y, repeats=5, seed=0, in_order=False):
+    """Seconds (best of ``repeats``) of the ``2 n`` random-order row dots of one epoch
+    (``in_order``: the same rows in storage order, each row's two visits in a row:
+    what the dots cost without the random access)."""
     from aucopt.base import BaseLearner
     from aucopt.driver import raw_scores
     from aucopt.validation import row_source
 
     rng = np.random.default_rng(seed)
-    view = row_source(X, norms=False).take(epoch_pairs(np.asarray(y), rng))
+    rows = epoch_pairs(np.asarray(y), rng)
+    view = row_source(X, norms=False).take(np.sort(rows) if in_order else rows)
     linear = BaseLearner()  # the default scoring: the rows times coef_
     linear.coef_ = rng.standard_normal(X.shape[1])
     return _best(lambda: raw_scores(linear, view), repeats)

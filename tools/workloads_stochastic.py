@@ -22,7 +22,8 @@ Contestants:
   installed; fed from its binary cache, written before the timed fits) traced over
   the same epoch counts; ``LinearSVC()`` with its defaults, ``LinearSVC`` and
   ``LogisticRegression`` with ``class_weight="balanced"``: one fit each;
-* floors: ``X @ w`` (one pass in storage order) and ``random pair dots`` (the ``2 n``
+* floors: ``X @ w`` (one pass in storage order), ``pair dots in order`` (the epoch's
+  ``2 n`` rows sorted into storage order) and ``random pair dots`` (the ``2 n``
   row dots of an epoch's pairs in draw order, :mod:`pairtiming`);
 * ``psam fixed costs``: the input checks and the OPTROC threshold of a fit
   (:func:`pairtiming.fixed_costs`), in ``X @ w`` units.
@@ -67,7 +68,7 @@ JOBS = ("psam epochs n_jobs=1", "psam epochs n_jobs=2")
 SVC_DEFAULT = "LinearSVC()"
 PEERS = ("SGDClassifier(hinge, average)", "VowpalWabbit(logistic)", SVC_DEFAULT,
          "LinearSVC(balanced)", "LogisticRegression(balanced)")
-FLOORS = ("X @ w", "random pair dots")
+FLOORS = ("X @ w", "random pair dots", "pair dots in order")
 FIXED = "psam fixed costs"
 MARGIN = 0.002
 COLUMNS = ("test AUC", "time / epoch [s]", "epoch / X@w", "epoch / pair dots", "epochs",
@@ -139,7 +140,8 @@ def _finalize(outputs, threaded=True):
     med = {n: float(np.median([r["trace"][-1][2] for r in outs]))
            for n, outs in traced.items()}
     peers = [p for p in PEERS if p in med]
-    cols = {n: {"epoch / X@w": "1 pass"} for n in FLOORS if n in outputs}
+    cols = {n: {"epoch / X@w": f"{floors[n] / floors['X @ w']:.2f} (floor)"}
+            for n in FLOORS if n in outputs}
     if not peers:
         return cols
     target = max(med[p] for p in peers) - MARGIN
@@ -321,7 +323,8 @@ def _setup(task, dense=False, load=load_task, ours=OURS, lengths=TRACE, epochs=E
         contestants[PEERS[4]] = lambda: _single(
             lambda: LogisticRegression(class_weight="balanced"), X, y, X_te, y_te)
         contestants.update({peer: Unavailable(why) for peer, why in (skip or {}).items()})
-        for name, floor in zip(FLOORS, (lambda: xw_floor(X), lambda: pair_dot_floor(X, y))):
+        for name, floor in zip(FLOORS, (lambda: xw_floor(X), lambda: pair_dot_floor(X, y),
+                                        lambda: pair_dot_floor(X, y, in_order=True))):
             contestants[name] = lambda floor=floor: _floor(floor())
         contestants[FIXED] = lambda: _fixed(X, y)
         threaded = lane_threads(2, X.shape[0], X.shape[1]) > 1  # psam's epoch, n_jobs=2
