@@ -43,7 +43,7 @@ from aucopt._kernels._interrupt cimport poll
 from aucopt._kernels._rows cimport (RowSource, cap_factor, check_cap, check_cap_value,
                                     row_of, sqnorm_of)
 from aucopt._kernels._weights cimport (ElasticNetWeights, Weights, renormalize_limit,
-                                      weights_dot)
+                                      weights_margin)
 
 cdef extern from *:
     """
@@ -299,7 +299,7 @@ cdef Py_ssize_t sgd_steps(RowSource X, Weights w, const int64_t* pos_rows,
             prefetch_pair(X, pos_rows, neg_rows, k, stride, stop)
             ni = row_of(X, i, &vi, &ii)
             nj = row_of(X, j, &vj, &ij)
-            m = weights_dot(w, vi, ii, ni) - weights_dot(w, vj, ij, nj)
+            m = weights_margin(w, vi, ii, ni, vj, ij, nj)
             if not (skip and m >= 1.0):
                 pair.vi, pair.ii, pair.ni, pair.i = vi, ii, ni, i
                 pair.vj, pair.ij, pair.nj, pair.j = vj, ij, nj, j
