@@ -467,7 +467,7 @@ class _ArrivalBudget(Stall):
         self.learner, self.budget = learner, budget
         self.reason = "tol"
 
-    def update(self, value):
+    def update(self, value, scores=None, y=None):
         if super().update(value):
             return True
         if self.learner.t_ >= self.budget:

@@ -604,7 +604,7 @@ class _GapRule:
         self.iterate = iterate
         self.tol = tol
 
-    def update(self, value):
+    def update(self, value, scores=None, y=None):
         return self.iterate.gap <= self.tol
 
 
