@@ -838,8 +838,9 @@ class OPAUCr(RepeatedPasses, _Solvable, _OnePass):
     def _view(self):
         """The sketch for reading (scores, ``coef_``); read-only arrays (a model
         unpickled from a memmap) are read through copies."""
+        spec = self._state_spec()
         a = {k: writable(v) for k, v in self.__dict__.items()
-             if k in self._state_spec() and isinstance(v, np.ndarray)}
+             if k in spec and isinstance(v, np.ndarray)}
         return self._sketch(ClassSums(a["class_count_"], a["class_sum_"]), arrays=a)
 
     def _draws(self, rng, n_rows):
