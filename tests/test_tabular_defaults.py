@@ -98,17 +98,39 @@ def test_opauc_default_on_tabular_rows_is_the_minimiser_after_one_pass():
         aucopt.get("opauc", closed_form="yes").fit(X, y)
 
 
-def test_opaucr_default_returns_the_mean_of_its_passes_iterates():
+def test_opaucr_default_returns_the_mean_of_its_iterates():
+    # average_passes: a snapshot every AVERAGE_EVERY d / z rows of a pass (z the
+    # mean non-zero entries of a row; these rows have a few zero columns) and one at
+    # its end. Without the shuffle the snapshot inside pass k is the model of k - 1
+    # passes after a partial_fit on the pass's first rows (the same sketch draws,
+    # from the one stream of random_state)
     X, y = _small_imbalanced()
-    auto = aucopt.get("opaucr", random_state=0).fit(X, y)
+    every = max(square.AVERAGE_EVERY,
+                int(np.ceil(square.AVERAGE_EVERY * X.size / np.count_nonzero(X))))
+    assert every < X.shape[0] < 2 * every  # one snapshot inside each pass
+    auto = aucopt.get("opaucr", random_state=0, shuffle=False).fit(X, y)
     last = auto.n_passes_
     assert last > 1
-    # the iterates after passes 1 .. last (same shuffles and sketch draws)
-    ends = [aucopt.get("opaucr", random_state=0, n_epochs=k, average_passes=False)
-            .fit(X, y).coef_ for k in range(1, last + 1)]
-    mean = np.mean(ends, axis=0)
+    fixed = dict(eta=auto.eta_, lam=auto.lam_, random_state=0, shuffle=False,
+                 average_passes=False)
+    snapshots = []
+    for k in range(1, last + 1):
+        inside = aucopt.get("opaucr", **fixed)
+        if k > 1:
+            inside.set_params(n_epochs=k - 1).fit(X, y)
+        snapshots.append(inside.partial_fit(X[:every], y[:every], classes=np.unique(y)).coef_)
+        snapshots.append(aucopt.get("opaucr", n_epochs=k, **fixed).fit(X, y).coef_)
+    mean = np.mean(snapshots, axis=0)
     np.testing.assert_allclose(auto.coef_, mean, rtol=1e-10, atol=1e-13 * np.abs(mean).max())
-    assert not np.allclose(auto.coef_, ends[-1], rtol=1e-6)
+    ends = np.mean(snapshots[1::2], axis=0)
+    assert not np.allclose(auto.coef_, ends, rtol=1e-6)
+    assert not np.allclose(auto.coef_, snapshots[-1], rtol=1e-6)
+    # a single pass is the paper's: returned as it is
+    one = [aucopt.get("opaucr", n_epochs=1, average_passes=a, random_state=0).fit(X, y)
+           for a in (True, False)]
+    np.testing.assert_array_equal(one[0].coef_, one[1].coef_)
+    assert not any(k.startswith("_iterate") for k in auto.__dict__)
+    auto = aucopt.get("opaucr", random_state=0).fit(X, y)
     # the factored state scores as coef_ does, and the next step starts from the
     # mean: OPAUC's step with the sketched covariance of the opposite class
     np.testing.assert_allclose(auto.decision_function(X) - auto.intercept_, X @ auto.coef_,

@@ -103,6 +103,16 @@ def auto_value(learner, name, X):
     return learner._auto_params[name](learner, search_scale(learner, X), row_source(X))
 
 
+def nonzero_entries(rows):
+    """The non-zero entries of a row source, counted in the values, so that the dense
+    and the CSR form of one matrix (with or without stored zeros) agree."""
+    try:
+        X = rows.matrix
+    except ValueError:  # a take() view: its rows one by one
+        return sum(np.count_nonzero(rows.get_row(i)[1]) for i in range(rows.n_rows))
+    return int(np.count_nonzero(X.data if hasattr(X, "tocsr") else X))
+
+
 def check_epochs(learner):
     """``n_epochs`` ("auto" or >= 1), ``tol``, ``n_iter_no_change``, ``max_epochs``."""
     if not (isinstance(learner.n_epochs, str) and learner.n_epochs == "auto"):

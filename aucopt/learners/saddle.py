@@ -39,8 +39,8 @@ from aucopt.traits import Traits
 from aucopt.learners._common import (AVERAGED_WEIGHTS, EPOCH_PARAMS,
                                      WeightsModel, auto_or_positive, auto_value, check_epochs,
                                      check_shuffle, check_state_size, document_weights,
-                                     merge_doc, search_scale, settle, sqnorm_quantile,
-                                     weights_state)
+                                     merge_doc, nonzero_entries, search_scale, settle,
+                                     sqnorm_quantile, weights_state)
 from aucopt.learners._objectives import mean_pair_square
 from aucopt.learners._fsauc_core import fsauc_fit, fsauc_gradient_bound
 from aucopt.learners.square import (_SHUFFLE, _Streaming, class_sum_state, open_class_sums,
@@ -126,14 +126,8 @@ def _one_length(rows, m):
 
 def _sparse(rows):
     """Whether at most a tenth of the rows' entries are non-zero, counted in the
-    values (so that the dense and the CSR form of one matrix agree)."""
-    try:
-        X = rows.matrix
-    except ValueError:  # a take() view: its rows one by one
-        nonzero = sum(np.count_nonzero(rows.get_row(i)[1]) for i in range(rows.n_rows))
-    else:
-        nonzero = np.count_nonzero(X.data if hasattr(X, "tocsr") else X)
-    return nonzero <= 0.1 * rows.n_rows * rows.n_features
+    values (:func:`nonzero_entries`)."""
+    return nonzero_entries(rows) <= 0.1 * rows.n_rows * rows.n_features
 
 
 def _solam_eta(self, s, rows):

@@ -34,7 +34,8 @@ from aucopt.traits import Traits
 from aucopt.learners._common import (SHUFFLE_PARAMS, RepeatedPasses, WeightsModel,
                                      auto_norm_cap, auto_or_positive, auto_value,
                                      check_flag, check_shuffle, document_weights, merge_doc,
-                                     repeated_passes, search_scale, weights_state, writable)
+                                     nonzero_entries, repeated_passes, search_scale,
+                                     weights_state, writable)
 from aucopt.learners._objectives import mean_pair_square
 from aucopt.validation import (check_count, check_positive, check_random_state,
                                check_sample_weight, check_state_bytes, check_X, check_y)
@@ -50,6 +51,11 @@ MAX_TAU = 4096
 # Rows of OPAUCr per Gaussian draw: bounds the draw's memory (the stream of draws,
 # hence the model, does not depend on it).
 DRAW_BLOCK = 4096
+# OPAUCr's average_passes: fit takes a snapshot of the iterate every this many rows
+# of a pass, times d / z on sparser rows (z the mean non-zero entries of a row): a
+# snapshot, O(d tau), costs about d / z steps, so the snapshots add at most about
+# 1/AVERAGE_EVERY to a pass (text, d / z in the hundreds: the ends of the passes only)
+AVERAGE_EVERY = 128
 
 
 def open_class_sums(learner):
@@ -277,9 +283,16 @@ _AVERAGED_MEASURED = """On the 56 tasks of
         ``tools/tabular.py`` the mean test AUC minus LogisticRegression()'s was
         -0.0060 with the last iterate (-0.0035 on the tasks without heavy tails,
         -0.0086 with them; 4 tasks more than 0.05 below it), -0.0044 with the mean
-        of the last 5 passes' (+0.0005, -0.0092; 3 tasks) and -0.0047 with the mean
-        of all passes' (+0.0014, -0.0109; 2 tasks, letter_21-400r5%+ht and
-        pendigits_8-1000r5%+ht, where OPAUC's exact minimiser is as far below)."""
+        of the last 5 passes' (+0.0005, -0.0092; 3 tasks), -0.0047 with the mean
+        of all passes' (+0.0014, -0.0109; 2 tasks) and -0.0044 with the snapshots
+        within the passes as well (+0.0017, -0.0104; the same 2 tasks,
+        letter_21-400r5%+ht and pendigits_8-1000r5%+ht, where OPAUC's exact minimiser
+        is as far below). The snapshots within the passes narrow the spread over
+        seeds: on standardised satimage (a class against the rest; 5,148 training
+        rows, 36 features) the test AUC at seeds 0-4 was 0.716, 0.720, 0.721, 0.718
+        and 0.721, against 0.701, 0.719, 0.721, 0.713 and 0.728 with the ends of the
+        passes alone (after 50 passes 0.716 and 0.721 at seeds 0-1), where
+        OPAUC's exact minimiser at the same ``lam`` gives 0.719."""
 
 # OPAUC's closed_form="auto" on tools/tabular.py (a sentence of its docstring)
 _CLOSED_FORM_MEASURED = """On the 56 tasks of ``tools/tabular.py`` the
@@ -655,6 +668,26 @@ class AdaOAM(RepeatedPasses, _CovarianceLearner):
     "mean gap -0.0047 (+0.0014 on the tasks without heavy tails, -0.0109 with them; "
     "-0.0131 with the penalty of ``u`` and the last iterate), 2 tasks more than 0.05 "
     "below (5), no FloatingPointError, 68 s of CPU (88)"))
+class _IterateMean:
+    """The running sum of OPAUCr's iterates over a fit (``average_passes``): a
+    snapshot every ``every`` rows of a pass (:data:`AVERAGE_EVERY` times ``d / z``,
+    ``z`` the mean non-zero entries of a row, at least :data:`AVERAGE_EVERY`) and one
+    at the end of each pass."""
+
+    def __init__(self, rows):
+        entries = rows.n_rows * rows.n_features
+        self.every = max(AVERAGE_EVERY, math.ceil(
+            AVERAGE_EVERY * entries / max(nonzero_entries(rows), 1)))
+        self.total, self.count, self.passes = None, 0, 0
+
+    def add(self, learner):
+        """Add the learner's iterate (its weights stored)."""
+        learner._invalidate()
+        coef = learner._coef()
+        self.total = coef if self.total is None else self.total + coef
+        self.count += 1
+
+
 class OPAUCr(RepeatedPasses, _Solvable, _OnePass):
     __doc__ = docstring("""OPAUCr: OPAUC with randomised low-rank covariance sketches.
 
@@ -676,15 +709,6 @@ class OPAUCr(RepeatedPasses, _Solvable, _OnePass):
     BLAS ``dgemv``) is formed only when read; scores are O(nnz tau) per row.
 {_OPAUCR_MERGE}
 
-    The seed matters more than for the SGD learners: with a constant step the
-    iterate keeps moving around the minimiser, and the mean of the pass ends
-    approaches it slowly. On standardised satimage (a class against the rest; 5,148
-    training rows, 36 features) the test AUC of the defaults at seeds 0-4 was 0.701,
-    0.719, 0.721, 0.713 and 0.728 (mean 0.716; after 50 passes 0.716 and 0.721 at
-    seeds 0-1), where OPAUC's exact minimiser at the same ``lam`` gives 0.719. Where
-    two ``d x d`` sums fit in memory, ``aucopt.get("opauc")`` solves for that
-    minimiser and does not depend on the seed.
-
     Parameters
     ----------
     tau : int, default=50
@@ -698,11 +722,16 @@ class OPAUCr(RepeatedPasses, _Solvable, _OnePass):
         L2 strength; as OPAUC ("auto": ``3e-2 s`` where ``s / d >= 1/4``,
         ``1e-4 s`` on sparser rows). ``eta * lam`` must be < 1.
     average_passes : bool, default=True
-        ``fit`` returns the mean of the iterates at the ends of its passes (a single
-        pass is returned as it is). A departure from
+        ``fit`` returns the mean of its iterates: a snapshot every ``{EVERY} d / z``
+        rows of a pass (``z`` the mean non-zero entries of a row; {EVERY} rows on
+        dense tables), so that the snapshots, O(d tau) each, add at most about
+        1/{EVERY} to a pass (on text that leaves the ends of the passes), and one at
+        the end of each pass. A single pass is returned as it is. A departure from
         the paper, which returns the last iterate: with a constant step and a sketch
         of few rows that iterate moves around the minimiser from pass to pass. {AVERAGED}
-        ``partial_fit`` continues from the mean. False returns the last iterate.{sketch_shuffle}{_MAX_STATE_DOC}{tail}
+        Where two ``d x d`` sums fit in memory, ``aucopt.get("opauc")`` solves for
+        that minimiser and does not depend on the seed. ``partial_fit`` continues
+        from the mean. False returns the last iterate.{sketch_shuffle}{_MAX_STATE_DOC}{tail}
     eta_, lam_, row_scale_ : float
         The step, L2 strength and mean squared row norm in use.
     t_ : int
@@ -732,7 +761,7 @@ class OPAUCr(RepeatedPasses, _Solvable, _OnePass):
         ``s_c . s_e``.
     random_state_ : numpy Generator
     """, fields=dict(_OPAUCR_MERGE=_OPAUCR_MERGE, MAX_TAU=MAX_TAU, _REFUSED_DOC=_REFUSED_DOC,
-                     AVERAGED=_AVERAGED_MEASURED,
+                     AVERAGED=_AVERAGED_MEASURED, EVERY=AVERAGE_EVERY,
                      _MAX_STATE_DOC=_MAX_STATE_DOC, tail=_STREAM_TAIL,
                      sketch_shuffle=docstring(SHUFFLE_PARAMS, fields={"extra": (
                          " and of the Gaussian sketch draws (one tau-vector per row, in "
@@ -874,27 +903,35 @@ class OPAUCr(RepeatedPasses, _Solvable, _OnePass):
             tx.backup(self.__dict__[name])
         w = self._open_weights()
         sk = self._sketch(open_class_sums(self), tx.journal(self.sketch_, width=tau))
-        for start, rho in self._draws(self.random_state_, rows.n_rows):
-            opaucr_steps(rows, y, start, rho, w, sk, self.eta_, self.lam_)
+        mean = self.__dict__.get("_iterate_mean")  # fit's, with average_passes
+        every = rows.n_rows if mean is None else mean.every
+        for first, rho in self._draws(self.random_state_, rows.n_rows):
+            start, stop = first, first + rho.shape[0]
+            while start < stop:  # the block's rows, cut at the snapshots
+                cut = min(stop, (start // every + 1) * every)
+                opaucr_steps(rows, y, start, rho[start - first:cut - first], w, sk,
+                             self.eta_, self.lam_)
+                start = cut
+                if cut < rows.n_rows and cut % every == 0:
+                    self._store_weights(w)
+                    mean.add(self)
         self._store_weights(w)
         self.t_ += rows.n_rows
-        ends = self.__dict__.get("_pass_ends")  # [sum of the end iterates, count]
-        if ends is not None:
-            ends[0] = self._coef() if ends[1] == 0 else ends[0] + self._coef()
-            ends[1] += 1
+        if mean is not None:
+            mean.add(self)
+            mean.passes += 1
 
     def _train(self, rows, y):
         if not self.average_passes:
             return super()._train(rows, y)
-        self._pass_ends = [None, 0]
+        self._iterate_mean = mean = _IterateMean(rows)
         try:
             super()._train(rows, y)
-            total, count = self._pass_ends
-            if count > 1:
-                self._set_coef(total / count)
+            if mean.passes > 1:
+                self._set_coef(mean.total / mean.count)
                 driver.replaced_model(self, rows, y)
         finally:
-            del self._pass_ends
+            del self._iterate_mean
 
     def _set_coef(self, w):
         """Write ``w`` as the sparse part ``u`` (``a = b = 0``), with the products
