@@ -6,10 +6,29 @@ stores them); ``get_params`` / ``set_params`` / ``repr`` read that signature, so
 importing scikit-learn.
 """
 import inspect
+import weakref
 
 from aucopt._state import state_spec
 
 __all__ = ["Estimator"]
+
+# The sorted ``__init__`` parameter names per class, read once (a class's signature
+# is fixed when it is made; reading it costs about 0.2 ms, twice per ``fit``). Weak
+# keys: classes made at run time (``kernelized.compose``, plugins) can still go.
+_PARAM_NAMES = weakref.WeakKeyDictionary()
+
+
+def _param_names(cls):
+    names = _PARAM_NAMES.get(cls)
+    if names is None:
+        names = []
+        for p in list(inspect.signature(cls.__init__).parameters.values())[1:]:
+            if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+                raise TypeError(f"{cls.__name__}.__init__ must list its parameters "
+                                "explicitly (no *args/**kwargs)")
+            names.append(p.name)
+        names = _PARAM_NAMES[cls] = tuple(sorted(names))
+    return names
 
 
 class Estimator:
@@ -17,14 +36,7 @@ class Estimator:
 
     @classmethod
     def _get_param_names(cls):
-        sig = inspect.signature(cls.__init__)
-        names = []
-        for p in list(sig.parameters.values())[1:]:
-            if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
-                raise TypeError(f"{cls.__name__}.__init__ must list its parameters "
-                                "explicitly (no *args/**kwargs)")
-            names.append(p.name)
-        return sorted(names)
+        return list(_param_names(cls))
 
     def get_params(self, deep=True):
         """Parameters of this object (the ``__init__`` arguments) as a dict."""
