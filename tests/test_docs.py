@@ -72,6 +72,20 @@ def test_learners_that_retry_a_diverged_fit_document_n_retries(name):
     assert len(found) == 1 and "``fit`` diverged" in found[0], found
 
 
+@pytest.mark.parametrize("name", sorted(aucopt.available()))
+def test_every_learner_docstring_documents_each_parameter_once(name):
+    # a class decorator that adds the parameters' entries (repeated_passes) fails
+    # silently when it lands on another class: this catches the gap
+    from aucopt._docs import entries
+
+    cls = aucopt.registry.get_class(name)
+    documented = [n for names, _ in entries(cls.__doc__, "Parameters") for n in names]
+    params = cls._get_param_names()
+    assert sorted(p for p in documented if p in params) == sorted(params), (
+        name, sorted(set(params) - set(documented)),
+        sorted(p for p in set(documented) if documented.count(p) > 1))
+
+
 # Code comments too: the research notes (their specification, design notes and list of
 # errata) are not in the repository, so the source says what it means and cites papers.
 NOTE_POINTER = re.compile(r"ALGORITHMS\.md|DESIGN\.md|\bDESIGN\b|(?i:\berrat(um|a)\b)")

@@ -661,13 +661,6 @@ class AdaOAM(RepeatedPasses, _CovarianceLearner):
 # --------------------------------------------------------------------------- OPAUCr
 
 
-@repeated_passes("1e-4", "-0.031", "-0.015", 7, _TABULAR_TASKS, patience=5, stall=square_stall(
-    "-0.016 with 1e-3 over 2 and -0.013 with 1e-5 or 1e-4 over 5, while the rule read "
-    "the penalty of the sparse part ``u`` of ``w`` only (it then stopped after 6 passes "
-    "on every task; on satimage-154r5% at 3.1 where the first pass gave 0.75)",
-    "mean gap -0.0047 (+0.0014 on the tasks without heavy tails, -0.0109 with them; "
-    "-0.0131 with the penalty of ``u`` and the last iterate), 2 tasks more than 0.05 "
-    "below (5), no FloatingPointError, 68 s of CPU (88)"))
 class _IterateMean:
     """The running sum of OPAUCr's iterates over a fit (``average_passes``): a
     snapshot every ``every`` rows of a pass (:data:`AVERAGE_EVERY` times ``d / z``,
@@ -688,6 +681,13 @@ class _IterateMean:
         self.count += 1
 
 
+@repeated_passes("1e-4", "-0.031", "-0.015", 7, _TABULAR_TASKS, patience=5, stall=square_stall(
+    "-0.016 with 1e-3 over 2 and -0.013 with 1e-5 or 1e-4 over 5, while the rule read "
+    "the penalty of the sparse part ``u`` of ``w`` only (it then stopped after 6 passes "
+    "on every task; on satimage-154r5% at 3.1 where the first pass gave 0.75)",
+    "mean gap -0.0047 (+0.0014 on the tasks without heavy tails, -0.0109 with them; "
+    "-0.0131 with the penalty of ``u`` and the last iterate), 2 tasks more than 0.05 "
+    "below (5), no FloatingPointError, 68 s of CPU (88)"))
 class OPAUCr(RepeatedPasses, _Solvable, _OnePass):
     __doc__ = docstring("""OPAUCr: OPAUC with randomised low-rank covariance sketches.
 
