@@ -249,6 +249,27 @@ def test_weight_vector_matches_numpy(sparse, seed):
     assert 1e-9 <= abs(w.scale) <= 1e9
 
 
+@pytest.mark.parametrize("averaging", [False, True])
+def test_deferred_norm_changes_no_weight_and_returns_at_the_fold(averaging):
+    X = _matrix(4)
+    rows = RowSource(sp.csr_matrix(X))
+    kept = Weights(np.zeros((12, 2 if averaging else 1)), averaging=averaging)
+    deferred = Weights(np.zeros((12, 2 if averaging else 1)), averaging=averaging)
+    deferred.defer_norm = True
+    for w in (kept, deferred):
+        for i, c in ((0, 1.0), (3, -0.5), (1, 2.0)):
+            row_add(w, rows, i, c)
+            w.py_snapshot()
+            w.py_scale(0.5)
+    np.testing.assert_array_equal(deferred.coef(), kept.coef())
+    np.testing.assert_array_equal(deferred.average(), kept.average())
+    ref = kept.coef()
+    assert kept.py_sqnorm() == pytest.approx(ref @ ref, rel=1e-12)
+    assert deferred.py_sqnorm() == 0.0  # left alone: the adds did not keep it
+    deferred.py_fold()
+    assert deferred.py_sqnorm() == pytest.approx(ref @ ref, rel=1e-12)
+
+
 def test_weight_vector_fold_keeps_value_and_average():
     X = _matrix(3)
     rows = RowSource(X)

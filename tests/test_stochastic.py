@@ -535,6 +535,30 @@ def test_threads_run_and_keep_the_maintained_norm(monkeypatch):
     assert two.weights_vsq_ == pytest.approx(v @ v, rel=1e-12)
 
 
+@pytest.mark.parametrize("name", ["psam", "asam", "sam"])
+def test_a_pass_that_settles_defers_the_norm_bit_for_bit(name, monkeypatch):
+    # n * SETTLE_RATIO >= d: the pass's closing fold recomputes ||v||^2, so the steps
+    # leave it alone; the model is the same, bit for bit, as with the norm kept
+    X, y = load("dna_ei")
+    fitted = aucopt.get(name, n_epochs=2, random_state=3).fit(X, y)
+    monkeypatch.setattr(stochastic, "settles", lambda w, n_steps: False)
+    kept = aucopt.get(name, n_epochs=2, random_state=3).fit(X, y)
+    np.testing.assert_array_equal(fitted.weights_, kept.weights_)
+    assert (fitted.weights_scale_, fitted.weights_vsq_) == (kept.weights_scale_,
+                                                            kept.weights_vsq_)
+    v = fitted.weights_[:, 0]
+    assert fitted.weights_vsq_ == pytest.approx(v @ v, rel=1e-12)
+
+
+def test_a_pass_too_short_to_settle_keeps_the_norm():
+    X = sp.random(40, 3000, density=0.01, random_state=1, format="csr")  # 40 * 16 < 3000
+    y = np.r_[np.ones(10), -np.ones(30)]
+    model = aucopt.get("psam", n_epochs=2, random_state=0).fit(X, y)
+    assert model.weights_scale_ != 1.0  # no closing fold
+    v = model.weights_[:, 0]
+    assert model.weights_vsq_ == pytest.approx(v @ v, rel=1e-10)
+
+
 def _interrupt_soon(call):
     """``call()`` with Ctrl-C arriving 50 ms into it: returns the seconds it took."""
     threads = threading.active_count()

@@ -490,7 +490,7 @@ def open_lanes(w):
         if (<Weights>w).journal is not None:
             (<Weights>w).journal.save_all()
         (<Weights>w).hold_folds = True
-        (<Weights>w).shared = True
+        (<Weights>w).defer_norm = True
     else:
         if (<ElasticNetWeights>w).journal is not None:
             (<ElasticNetWeights>w).journal.save_all()
@@ -518,7 +518,7 @@ def close_lanes(w):
     ``||v||^2`` recomputed (the lanes do not keep it)."""
     if isinstance(w, Weights):
         (<Weights>w).hold_folds = False
-        (<Weights>w).shared = False
+        (<Weights>w).defer_norm = False
         if (<Weights>w).fold_due:
             (<Weights>w).fold()
         (<Weights>w).dense_end()

@@ -1,6 +1,7 @@
 # The one weight primitive of every kernel: w = scale * v over a (d, stride) state
 # array (column 0 = v, column 1 = the lazy-average accumulator when averaging, further
-# columns = per-coordinate state of a rule), with an always-maintained squared norm,
+# columns = per-coordinate state of a rule), with a maintained squared norm (or one
+# deferred to the next fold: defer_norm),
 # an optional undo journal, and a lazy elastic-net variant with the same method names.
 # `weights_dot` is the inline form of `Weights.dot` for hot loops in other modules.
 from libc.stdint cimport int32_t
@@ -21,7 +22,7 @@ cdef class Weights:
     cdef double fold_high
     cdef public bint hold_folds
     cdef readonly bint fold_due
-    cdef public bint shared
+    cdef public bint defer_norm
     cdef readonly Journal journal
     cdef double saved[4]
     cdef object _state
@@ -55,8 +56,8 @@ cdef class Weights:
 
     cdef inline void moved(self, double dv) noexcept nogil:
         """Add the summed changes of :meth:`put` to the maintained ``||v||^2`` (left
-        alone while ``shared``, as :meth:`add` does)."""
-        if not self.shared:
+        alone while ``defer_norm``, as :meth:`add` does)."""
+        if not self.defer_norm:
             self.vsq += dv
 
     cdef inline double* column(self, Py_ssize_t k) noexcept nogil:

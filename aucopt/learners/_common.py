@@ -20,7 +20,7 @@ from aucopt.driver import MAX_RETRIES, RETRY_FACTOR
 from aucopt.validation import (auto_or_positive, check_count, check_positive, check_seed,
                                check_state_bytes, row_scale, row_source)
 
-__all__ = ["WeightsModel", "ElasticNetModel", "weights_state", "settle", "writable",
+__all__ = ["WeightsModel", "ElasticNetModel", "weights_state", "settle", "settles", "writable",
            "EPOCH_PARAMS", "check_epochs", "RepeatedPasses", "repeated_passes",
            "SHUFFLE_PARAMS", "check_shuffle",
            "auto_or_positive", "merge_doc", "AVERAGED_WEIGHTS", "WEIGHTED_AVERAGES",
@@ -195,9 +195,15 @@ def writable(array):
     return array if array.flags.writeable else np.array(array, copy=True)
 
 
+def settles(w, n_steps):
+    """Whether a pass of ``n_steps`` ends with :func:`settle`'s fold (which also
+    recomputes ``||v||^2``: the pass may set ``w.defer_norm``)."""
+    return n_steps * SETTLE_RATIO >= w.n_features
+
+
 def settle(w, n_steps):
     """Fold the view's scale after a long enough pass (see ``SETTLE_RATIO``)."""
-    if n_steps * SETTLE_RATIO >= w.n_features:
+    if settles(w, n_steps):
         w.py_fold()
 
 

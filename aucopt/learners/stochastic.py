@@ -47,7 +47,7 @@ from aucopt.learners._common import (EPOCH_PARAMS, SETTLE_RATIO, WEIGHTED_AVERAG
                                      ElasticNetModel, WeightsModel, auto_norm_cap,
                                      auto_or_positive, auto_value,
                                      check_epochs, document_weights, merge_doc,
-                                     search_scale, settle, weights_state)
+                                     search_scale, settle, settles, weights_state)
 from aucopt.learners._objectives import mean_pair_hinge, mean_pair_square
 from aucopt.metrics import roc_auc
 from aucopt.validation import (check_choice, check_count, check_n_jobs, check_positive,
@@ -324,6 +324,8 @@ class _HingeSGD(WeightsModel, _PairwiseSGD):
                              rcount=self.rcount_, acount=self.acount_ if askip else 0,
                              avg_power=self._avg_power())
             rule = self._pair_rule()
+            # the pass's closing fold recomputes ||v||^2: the steps need not keep it
+            w.defer_norm = settles(w, rows.n_rows)
             for pos_rows, neg_rows in _pair_blocks(self.random_state_, self._pos,
                                                    self._neg, rows.n_rows, learner=self,
                                                    cycles=self._cycles()):
