@@ -393,6 +393,76 @@ def test_a_rule_is_called_on_every_pair_unless_it_skips_satisfied_ones(rule, nam
     _close(w_c.coef(), ref_w)
 
 
+def _gathered_zz(X, i, j):
+    """||x_i - x_j||^2 as a dense scatter of x_i gathered along x_j's entries, every
+    sum in index order: the definition the kernels' helpers keep bit for bit."""
+    X = sp.csr_matrix(X)
+    xi = X[i].toarray().ravel()
+    sq = []
+    for r in (i, j):
+        s = 0.0
+        for v in X.data[X.indptr[r]:X.indptr[r + 1]]:
+            s += v * v
+        sq.append(s)
+    dot = 0.0
+    for c, v in zip(X.indices[X.indptr[j]:X.indptr[j + 1]], X.data[X.indptr[j]:X.indptr[j + 1]]):
+        dot += xi[c] * v
+    norms = sq[0] + sq[1]
+    zz = norms - 2.0 * dot
+    return zz if zz > 1e-12 * norms else 0.0
+
+
+def _long_rows():
+    # rows of 65,600 entries: past the numbered scratch's 65,534, so they are merged
+    rng = np.random.default_rng(5)
+    d = 66_000
+    short = sp.random(6, d, density=2e-3, random_state=6, format="csr")
+    long = sp.random(2, d, density=0.994, random_state=7, format="csr")
+    X = sp.vstack([short, long, short[:1] + long[:1]]).tocsr()
+    X.data = np.round(X.data * 8) / 8 + rng.standard_normal(X.nnz) * 1e-3  # shared values too
+    y = np.array([1, -1, 1, -1, 1, -1, 1, -1, 1], dtype=float)
+    assert np.diff(X.indptr)[6:].min() >= 65_535
+    return X, y
+
+
+@pytest.mark.parametrize("data", ["small dense", "small sparse", "wide", "long rows"])
+@pytest.mark.parametrize("path", ["one thread", "lane"])
+def test_the_pair_distance_is_the_dense_gather_bit_for_bit(data, path):
+    """One thread numbers row i in a scratch, a lane merges the index lists, a row of
+    65,535 entries or more is merged anyway: every ``||x_i - x_j||^2`` a rule sees is
+    the dense scatter-and-gather's, bit for bit."""
+    if data == "long rows":
+        X, y = _long_rows()
+    elif data == "wide":  # many shared coordinates: the order of the sum shows
+        X, y = _data(n=30, d=300)
+        X[X == 0.0] = np.random.default_rng(2).standard_normal(np.count_nonzero(X == 0.0))
+        X[3] = X[7]
+    else:
+        X, y = _data()
+    pi, nj = _draws(y, 40)
+    pi[:2], nj[:2] = np.flatnonzero(y > 0)[-2:], np.flatnonzero(y < 0)[-2:]  # the last rows
+    if data != "long rows":
+        pi[2], nj[2] = 3, 7  # x_3 = x_7
+    rows = RowSource(X if data in ("small dense", "wide") else sp.csr_matrix(X), norms=True)
+    seen = []
+
+    def record(m, eta, zz):
+        seen.append(zz)
+        return 0.0
+
+    w = Weights(np.zeros((X.shape[1], 2)), averaging=True)
+    rule, sched = CallbackRule(record, needs_sqdist=True), Schedule(0.05, 3.0, 3, 7)
+    if path == "one thread":
+        sgd_pairs(rows, w, pi, nj, rule, sched)
+    else:
+        open_lanes(w)
+        sgd_lane(rows, w, pi, nj, Lanes(1), 0, rule, sched)
+        close_lanes(w)
+    expected = [_gathered_zz(X, i, j) for i, j in zip(pi, nj)]
+    assert seen == expected  # exact: the same floats
+    assert any(z == 0.0 for z in seen) or data == "long rows"  # x_i = x_j pairs occur
+
+
 def test_a_python_rule_that_raises_ends_the_call_with_the_schedule_written_back():
     X, y = _data()
     pi, nj = _draws(y, 50)

@@ -1,7 +1,7 @@
 # The pair rule of the pairwise SGD loop (_pairwise.pyx): called on every drawn pair
 # with its margin; it returns the step along x_i - x_j (0: no move). `Pair` names the
 # pair's two rows for a rule that needs more than the margin (`pair_zz`).
-from libc.stdint cimport int32_t, int64_t
+from libc.stdint cimport int32_t, int64_t, uint16_t
 
 from aucopt._kernels._pairs cimport pair_sqdist
 
@@ -17,7 +17,8 @@ cdef struct Pair:
     Py_ssize_t j
     const double* sqnorms # the source's squared row norms, and its row order (or NULL)
     const int64_t* order
-    double* scratch       # a zeroed row of length d (NULL unless the rule needs_sqdist)
+    uint16_t* positions   # pair_sqdist's scratch: a zeroed row of length d and d + 1
+    double* values        # doubles (NULL: the index lists are merged)
 
 
 cdef inline double pair_zz(Pair* p) noexcept nogil:
@@ -27,8 +28,8 @@ cdef inline double pair_zz(Pair* p) noexcept nogil:
     if p.order != NULL:
         i = p.order[i]
         j = p.order[j]
-    return pair_sqdist(p.scratch, p.sqnorms[i], p.sqnorms[j], p.vi, p.ii, p.ni, p.vj, p.ij,
-                       p.nj)
+    return pair_sqdist(p.positions, p.values, p.sqnorms[i], p.sqnorms[j], p.vi, p.ii, p.ni,
+                       p.vj, p.ij, p.nj)
 
 
 cdef class PairRule:

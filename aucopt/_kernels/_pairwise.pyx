@@ -36,8 +36,8 @@ held (``hold_folds``) and done between blocks (:func:`refold`), which the caller
 keeps short enough for the scale to stay within the fold band.
 """
 from libc.math cimport fabs, pow
-from libc.stdlib cimport calloc, free
-from libc.stdint cimport int32_t, int64_t
+from libc.stdlib cimport calloc, free, malloc
+from libc.stdint cimport int32_t, int64_t, uint16_t
 
 from aucopt._kernels._interrupt cimport poll
 from aucopt._kernels._rows cimport (RowSource, cap_factor, check_cap, check_cap_value,
@@ -266,9 +266,11 @@ cdef class SquareStep:
 cdef Py_ssize_t sgd_steps(RowSource X, Weights w, const int64_t* pos_rows,
                           const int64_t* neg_rows, Py_ssize_t start, Py_ssize_t stride,
                           Py_ssize_t stop, PairRule rule, Schedule sched, bint lead,
-                          double* scratch, const int* halt, Py_ssize_t* work) except -1 nogil:
+                          uint16_t* positions, double* values, const int* halt,
+                          Py_ssize_t* work) except -1 nogil:
     """The steps on pairs ``start, start + stride, ... < stop``; the schedule's shrinks
-    and snapshots only when ``lead``. Ends early when ``halt`` is set; returns the
+    and snapshots only when ``lead``; ``positions`` / ``values``: the scratch of
+    ``pair_sqdist``. Ends early when ``halt`` is set; returns the
     steps taken. The schedule is read into locals and written back at the end: the
     lanes' Schedule objects may share cache lines, which per-step writes to them
     would bounce between cores."""
@@ -283,7 +285,8 @@ cdef Py_ssize_t sgd_steps(RowSource X, Weights w, const int64_t* pos_rows,
     cdef double lam = sched.lam, t0 = sched.t0, avg_power = sched.avg_power
     cdef int64_t t = sched.t, rcount = sched.rcount, acount = sched.acount
     cdef int64_t rskip = sched.rskip, askip = sched.askip
-    pair.scratch = scratch
+    pair.positions = positions
+    pair.values = values
     pair.sqnorms = X.sqnorms
     pair.order = X.order
     k = start
@@ -329,14 +332,22 @@ cdef Py_ssize_t sgd_steps(RowSource X, Weights w, const int64_t* pos_rows,
     return taken
 
 
-cdef double* _scratch(PairRule rule, Py_ssize_t n_features) except? NULL:
-    """The zeroed row of ``x_i . x_j`` for a rule that needs it (else NULL)."""
-    cdef double* scratch = NULL
-    if rule.needs_sqdist:
-        scratch = <double*>calloc(max(n_features, 1), sizeof(double))
-        if scratch == NULL:
-            raise MemoryError()
-    return scratch
+cdef class _Scratch:
+    """The scratch of ``pair_sqdist`` for a rule that needs it (NULL otherwise): an
+    all-zero uint16 row of length d and d + 1 doubles, freed with the object."""
+    cdef uint16_t* positions
+    cdef double* values
+
+    def __cinit__(self, PairRule rule, Py_ssize_t n_features):
+        if rule.needs_sqdist:
+            self.positions = <uint16_t*>calloc(max(n_features, 1), sizeof(uint16_t))
+            self.values = <double*>malloc((n_features + 1) * sizeof(double))
+            if self.positions == NULL or self.values == NULL:
+                raise MemoryError()
+
+    def __dealloc__(self):
+        free(self.positions)
+        free(self.values)
 
 
 def sgd_pairs(RowSource X, Weights w, const int64_t[::1] pos_rows,
@@ -359,13 +370,10 @@ def sgd_pairs(RowSource X, Weights w, const int64_t[::1] pos_rows,
     _check_pairs(X, pos_rows, neg_rows)
     if n_steps == 0:
         return
-    cdef double* scratch = _scratch(rule, X.n_features)
-    try:
-        with nogil:
-            sgd_steps(X, w, &pos_rows[0], &neg_rows[0], 0, 1, n_steps, rule, sched, True,
-                      scratch, NULL, &work)
-    finally:
-        free(scratch)
+    cdef _Scratch scratch = _Scratch(rule, X.n_features)
+    with nogil:
+        sgd_steps(X, w, &pos_rows[0], &neg_rows[0], 0, 1, n_steps, rule, sched, True,
+                  scratch.positions, scratch.values, NULL, &work)
 
 
 cdef int _check_lane(RowSource X, const int64_t[::1] pos_rows, const int64_t[::1] neg_rows,
@@ -388,13 +396,10 @@ def sgd_lane(RowSource X, Weights w, const int64_t[::1] pos_rows,
     _check_lane(X, pos_rows, neg_rows, lanes, lane)
     if pos_rows.shape[0] == 0:
         return
-    cdef double* scratch = _scratch(rule, X.n_features)
-    try:
-        with nogil:
-            sgd_steps(X, w, &pos_rows[0], &neg_rows[0], lane, lanes.n_lanes,
-                      pos_rows.shape[0], rule, sched, lane == 0, scratch, &lanes.flag, &work)
-    finally:
-        free(scratch)
+    cdef _Scratch scratch = _Scratch(rule, X.n_features)
+    with nogil:
+        sgd_steps(X, w, &pos_rows[0], &neg_rows[0], lane, lanes.n_lanes, pos_rows.shape[0],
+                  rule, sched, lane == 0, scratch.positions, scratch.values, &lanes.flag, &work)
 
 
 cdef Py_ssize_t square_steps(RowSource X, ElasticNetWeights w, const int64_t* pos_rows,

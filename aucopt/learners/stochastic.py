@@ -703,7 +703,7 @@ class PSAM(ASAM):
     i.e. ``tau = lam_t * clip((1 - m) / (lam_t ||z||^2), 0, 1)``: the closed form of
     Appendix A with its sign corrected and the clip it omits; a violated pair is
     moved at most onto the hinge. ``||x_i - x_j||^2`` comes from cached row norms
-    and ``x_i.x_j`` by a scatter into a dense scratch row; pairs with ``x_i = x_j``
+    and ``x_i.x_j`` from row i's entries numbered in a scratch row; pairs with ``x_i = x_j``
     are skipped. Then ASAM's scheduled shrink and averaging; the average is
     returned. ``lam`` is Alg. 11's ``gamma``.
 {_AVERAGE_MERGE}
