@@ -86,7 +86,7 @@ cdef inline double pair_sqdist(uint16_t* positions, double* values, double sq_i,
     """``||x_i - x_j||^2`` from the rows' squared norms and ``x_i . x_j``; 0 for
     (near) equal rows (below 1e-12 of the two norms: one point up to the rounding
     of this expansion). ``x_i . x_j`` by :func:`dot_by_positions` with its scratch
-    (``positions`` an all-zero uint16 row of length d, ``values`` d + 1 doubles);
+    (``positions`` an all-zero uint16 row of length d, ``values`` ni + 1 doubles);
     a row i of ``POSITION_LIMIT`` entries or more (or ``positions`` NULL) is merged
     (:func:`dot_by_merge`). The numbered row beat both the dense scatter (20
     Newsgroups and the rcv1-shaped set: PSAM kernel epochs 8-12% faster, paired

@@ -3,7 +3,7 @@
 # pair's two rows for a rule that needs more than the margin (`pair_zz`).
 from libc.stdint cimport int32_t, int64_t, uint16_t
 
-from aucopt._kernels._pairs cimport pair_sqdist
+from aucopt._kernels._pairs cimport POSITION_LIMIT, pair_sqdist
 
 
 cdef struct Pair:
@@ -17,8 +17,8 @@ cdef struct Pair:
     Py_ssize_t j
     const double* sqnorms # the source's squared row norms, and its row order (or NULL)
     const int64_t* order
-    uint16_t* positions   # pair_sqdist's scratch: a zeroed row of length d and d + 1
-    double* values        # doubles (NULL: the index lists are merged)
+    uint16_t* positions   # pair_sqdist's scratch: a zeroed row of length d and a row
+    double* values        # i's values (NULL: the index lists are merged)
 
 
 cdef inline double pair_zz(Pair* p) noexcept nogil:

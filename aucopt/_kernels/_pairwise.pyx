@@ -334,14 +334,21 @@ cdef Py_ssize_t sgd_steps(RowSource X, Weights w, const int64_t* pos_rows,
 
 cdef class _Scratch:
     """The scratch of ``pair_sqdist`` for a rule that needs it (NULL otherwise): an
-    all-zero uint16 row of length d and d + 1 doubles, freed with the object."""
+    all-zero uint16 row of length d, and one double more than the longest row
+    ``i`` of the pairs it numbers (longer rows than ``POSITION_LIMIT`` are merged),
+    freed with the object."""
     cdef uint16_t* positions
     cdef double* values
 
-    def __cinit__(self, PairRule rule, Py_ssize_t n_features):
+    def __cinit__(self, PairRule rule, RowSource X, const int64_t[::1] pos_rows):
+        cdef Py_ssize_t k, longest = 0
+        cdef const double* vals
+        cdef const int32_t* ind
         if rule.needs_sqdist:
-            self.positions = <uint16_t*>calloc(max(n_features, 1), sizeof(uint16_t))
-            self.values = <double*>malloc((n_features + 1) * sizeof(double))
+            for k in range(pos_rows.shape[0]):  # checked rows (_check_pairs)
+                longest = max(longest, row_of(X, pos_rows[k], &vals, &ind))
+            self.positions = <uint16_t*>calloc(max(X.n_features, 1), sizeof(uint16_t))
+            self.values = <double*>malloc((min(longest, POSITION_LIMIT) + 1) * sizeof(double))
             if self.positions == NULL or self.values == NULL:
                 raise MemoryError()
 
@@ -370,7 +377,7 @@ def sgd_pairs(RowSource X, Weights w, const int64_t[::1] pos_rows,
     _check_pairs(X, pos_rows, neg_rows)
     if n_steps == 0:
         return
-    cdef _Scratch scratch = _Scratch(rule, X.n_features)
+    cdef _Scratch scratch = _Scratch(rule, X, pos_rows)
     with nogil:
         sgd_steps(X, w, &pos_rows[0], &neg_rows[0], 0, 1, n_steps, rule, sched, True,
                   scratch.positions, scratch.values, NULL, &work)
@@ -396,7 +403,7 @@ def sgd_lane(RowSource X, Weights w, const int64_t[::1] pos_rows,
     _check_lane(X, pos_rows, neg_rows, lanes, lane)
     if pos_rows.shape[0] == 0:
         return
-    cdef _Scratch scratch = _Scratch(rule, X.n_features)
+    cdef _Scratch scratch = _Scratch(rule, X, pos_rows)
     with nogil:
         sgd_steps(X, w, &pos_rows[0], &neg_rows[0], lane, lanes.n_lanes, pos_rows.shape[0],
                   rule, sched, lane == 0, scratch.positions, scratch.values, &lanes.flag, &work)
