@@ -35,7 +35,7 @@ import numpy as np
 
 from aucopt._kernels._journal import Journal
 from aucopt.exceptions import ConstantModelWarning, not_fitted_error
-from aucopt.metrics import optroc_accuracy, roc_auc
+from aucopt.metrics import optroc_of_sorted, roc_auc, sorted_classes
 from aucopt.validation import (check_random_state, check_sample_weight, check_X, check_y,
                                order_stream, row_scale, row_source, weight_counts,
                                weight_stream)
@@ -558,25 +558,29 @@ def set_threshold(learner, scores, y):
     top = float(np.max(np.abs(scores))) if scores.size else 0.0
     if not math.isfinite(top) or top > DIVERGED:
         diverged(learner, f"training scores up to {top:.3g}")
+    # one split and one sort per class serve the loss check and the OPTROC point;
+    # a pair loss is a mean over all pairs, the same for the classes' scores in
+    # any order (up to the rounding of its sum), and in ascending order its binary
+    # searches go through memory in order
+    pos, neg = sorted_classes(y, scores)
     pair_loss = learner.traits.pair_loss
     if pair_loss is not None:
-        loss = pair_loss(scores[y > 0], scores[y < 0])
+        loss = pair_loss(pos, neg)
         if not loss <= LOSS_LIMIT:
             diverged(learner, f"mean pair loss of the training scores {loss:.3g}, over "
                      f"{LOSS_LIMIT:g} times that of w = 0")
-    if np.all(y == y[0]):
+    if not (pos.size and neg.size):
         if "intercept_" not in learner.__dict__:
             learner.intercept_ = 0.0
         return
-    if scores.size and np.all(scores == scores[0]):
+    if pos[0] == pos[-1] == neg[0] == neg[-1]:
         warnings.warn(
             f"{type(learner).__name__} scores every training row the same "
-            f"({scores[0]:.3g}): the model ranks nothing (AUC 0.5). Its step size is too "
+            f"({pos[0]:.3g}): the model ranks nothing (AUC 0.5). Its step size is too "
             "small or its regularisation too strong for the scale of these features; "
             "scale them (aucopt.datasets.Scaler) or change the step / regularisation "
             "parameters.", ConstantModelWarning, stacklevel=5)
-    _, threshold = optroc_accuracy(y, scores, return_threshold=True)
-    learner.intercept_ = -float(threshold)
+    learner.intercept_ = -optroc_of_sorted(pos, neg)[1]
 
 
 def _check_diverged(learner, rows):

@@ -470,6 +470,38 @@ def optroc_accuracy(
                 f"{slope!r}; pass e.g. slope=1.0 or leave slope=None (n-/n+)."
             )
     pos, neg, _, _ = _split_sorted(y_true, y_score, pos_label, "optroc_accuracy")
+    acc, thr = optroc_of_sorted(pos, neg, slope)
+    if return_threshold:
+        return acc, thr
+    return acc
+
+
+def sorted_classes(y, scores):
+    """The scores of the positive (``y > 0``) and the negative rows (``y`` in
+    {-1, +1}, ``scores`` finite), each sorted ascending, ``-0.0`` as ``+0.0``: one
+    pass that splits them, one sort per class, the arrays :func:`optroc_accuracy`
+    sorts (for the learners' threshold, which also checks a pair loss on them)."""
+    s = np.ascontiguousarray(scores, dtype=np.float64)
+    y = np.asarray(y)
+    if s.shape[0] == 0:
+        return s.copy(), s.copy()
+    buf = np.empty(s.shape[0], dtype=np.float64)
+    code, n_a, _, bad = _k.split_by_label(_labels_for_kernel(y, "sorted_classes"), s, buf)
+    if code != _k.SPLIT_OK:
+        raise ValueError(f"sorted_classes: labels must be -1 / +1 and scores finite "
+                         f"(row {bad}: label {y[bad]!r}, score {s[bad]!r})")
+    first, second = buf[:n_a], buf[n_a:]
+    pos, neg = (first, second) if y[0] > 0 else (second, first)
+    pos.sort()
+    neg.sort()
+    return pos, neg
+
+
+def optroc_of_sorted(pos, neg, slope=None):
+    """``(accuracy, threshold)`` of :func:`optroc_accuracy` from the classes'
+    finite float64 scores, each sorted ascending and both non-empty (for callers
+    that sorted them already: the learners' threshold shares the sort with its
+    divergence check)."""
     n_pos, n_neg = pos.shape[0], neg.shape[0]
     # maximise TPR - S*FPR  <=>  maximise TP - c*FP with c = S n+ / n-;
     # the default slope gives c = 1 exactly (integer objective, no rounding).
@@ -482,7 +514,4 @@ def optroc_accuracy(
         c = float(slope) * n_pos / n_neg
         tol = 1e-13 * (n_pos + c * n_neg)
     tp, fp, thr = _k.optroc_sorted(pos, neg, c, tol)
-    acc = (tp + n_neg - fp) / (n_pos + n_neg)
-    if return_threshold:
-        return float(acc), float(thr)
-    return float(acc)
+    return float((tp + n_neg - fp) / (n_pos + n_neg)), float(thr)

@@ -2,7 +2,8 @@
 import numpy as np
 import pytest
 
-from aucopt.metrics import optroc_accuracy, precision_at_k, roc_auc, roc_curve
+from aucopt.metrics import (optroc_accuracy, optroc_of_sorted, precision_at_k, roc_auc, roc_curve,
+                            sorted_classes)
 from reference import (auc_pairs, auc_pairs_weighted, optroc_bruteforce,
                        precision_at_k_bruteforce, roc_points_bruteforce)
 
@@ -253,6 +254,30 @@ if given is not None:
         acc, t = optroc_accuracy(y, s, return_threshold=True)
         assert acc == optroc_bruteforce(y, s)[0]
         assert np.mean((s > t) == (y == 1)) == pytest.approx(acc, abs=1e-15)
+
+
+def test_the_learners_sorted_classes_give_optroc_accuracy_exactly():
+    """The threshold of a fit sorts each class once (``sorted_classes``) and reads
+    the OPTROC point from them: the same accuracy and threshold bit for bit as
+    :func:`optroc_accuracy`, signed zeros and ties included."""
+    rng = np.random.default_rng(3)
+    cases = list(CASES) + [
+        (np.array([1, -1, 1, -1, -1]), np.array([-0.0, 0.0, 0.0, -0.0, -1.0])),
+        (np.where(rng.random(500) < 0.2, 1, -1), np.round(rng.standard_normal(500), 1)),
+        (np.where(rng.random(300) < 0.5, 1, -1), rng.standard_normal(300) * 1e-300)]
+    for y, s in cases:
+        y_pm = np.where(y == y.max(), 1, -1).astype(np.int8)
+        pos, neg = sorted_classes(y_pm, s)
+        assert np.array_equal(np.sort(np.concatenate([pos, neg])), np.sort(s + 0.0))
+        assert np.all(np.diff(pos) >= 0) and np.all(np.diff(neg) >= 0)
+        assert not np.signbit(pos[pos == 0]).any() and not np.signbit(neg[neg == 0]).any()
+        got = optroc_of_sorted(pos, neg)
+        want = optroc_accuracy(y, s, return_threshold=True)
+        assert got == want and np.signbit(got[1]) == np.signbit(want[1])
+    pos, neg = sorted_classes(np.array([-1, -1]), np.array([2.0, 1.0]))
+    assert pos.size == 0 and list(neg) == [1.0, 2.0]
+    with pytest.raises(ValueError, match="finite"):
+        sorted_classes(np.array([1, -1]), np.array([np.nan, 1.0]))
 
 
 # ------------------------------------------------------------------------ errors
