@@ -170,17 +170,25 @@ cdef class Schedule:
 
 # Prefetching: the pair loops ask the cache for the rows of the pair PREFETCH_AHEAD
 # steps ahead, their first PREFETCH_LINES cache lines of values (and the indices
-# beside them); the hardware prefetcher follows a row from there. Chosen by the
-# median of interleaved PSAM epochs run from one saved state (kernel only): on the
-# rcv1-shaped set of tools/synth_rcv1.py (724,000 rows, ~700 MB of CSR: the rows
-# come from DRAM) 2 steps and 8 lines took 0.879 s an epoch, against 1.011 s with
-# 1 step and 4 lines, 1.213 s without prefetching, and 0.94-0.96 s with 3-4 steps
-# or 16 lines; on news20 (which fits the last-level cache) 5.57 X @ w against 6.36
-# with 1 step and 4 lines. Prefetching the weights that the next rows touch as well
-# was slower (6.88 against 5.58 X @ w). Prefetching changes no arithmetic.
+# beside them); the hardware prefetcher follows a row from there. Where a row starts
+# is itself a load (indptr[i], at a random i): the loops ask for the indptr entries
+# (and the squared norms, where the rule reads them) of the pair BOUNDS_AHEAD steps
+# ahead, so that the row prefetch does not wait for them.
+# Chosen by the median of interleaved epochs run from one saved state (kernel only).
+# Rows: on the rcv1-shaped set of tools/synth_rcv1.py (724,000 rows, ~700 MB of CSR:
+# the rows come from DRAM) 2 steps and 8 lines took 0.879 s a PSAM epoch, against
+# 1.011 s with 1 step and 4 lines, 1.213 s without prefetching, and 0.94-0.96 s with
+# 3-4 steps or 16 lines; on news20 (which fits the last-level cache) 5.57 X @ w
+# against 6.36 with 1 step and 4 lines. Prefetching the weights that the next rows
+# touch as well was slower (6.88 against 5.58 X @ w). Bounds 8 steps ahead, paired
+# ratios of epoch times against none: rcv1-shaped PSAM 0.77 / 0.74, ASAM 0.81 /
+# 0.82 (16 and 32 steps: 0.74-0.86), its first quarter PSAM 0.84 and ASAM 0.91,
+# news20 PSAM 0.94, ASAM 1.00, sector, reuters_acq and webkb_course 0.99-1.01.
+# Prefetching changes no arithmetic.
 cdef enum:
     PREFETCH_AHEAD = 2
     PREFETCH_LINES = 8
+    BOUNDS_AHEAD = 8
 
 
 cdef inline void prefetch_row(RowSource X, Py_ssize_t i) noexcept nogil:
@@ -196,9 +204,19 @@ cdef inline void prefetch_row(RowSource X, Py_ssize_t i) noexcept nogil:
 
 
 cdef inline void prefetch_pair(RowSource X, const int64_t* pos_rows, const int64_t* neg_rows,
-                               Py_ssize_t k, Py_ssize_t stride, Py_ssize_t stop) noexcept nogil:
-    """Prefetch the rows of the pair :data:`PREFETCH_AHEAD` steps after pair ``k``."""
+                               Py_ssize_t k, Py_ssize_t stride, Py_ssize_t stop,
+                               const double* sqnorms) noexcept nogil:
+    """Prefetch the rows of the pair :data:`PREFETCH_AHEAD` steps after pair ``k``,
+    and the bounds of the rows (``sqnorms``: their norms too, unless NULL) of the
+    pair :data:`BOUNDS_AHEAD` steps after it."""
     cdef Py_ssize_t ahead = k + PREFETCH_AHEAD * stride
+    cdef Py_ssize_t far = k + BOUNDS_AHEAD * stride
+    if far < stop and X.order == NULL and not X.dense:  # (a view's order: one load more)
+        AUCOPT_PREFETCH(X.indptr + pos_rows[far])
+        AUCOPT_PREFETCH(X.indptr + neg_rows[far])
+        if sqnorms != NULL:
+            AUCOPT_PREFETCH(sqnorms + pos_rows[far])
+            AUCOPT_PREFETCH(sqnorms + neg_rows[far])
     if ahead < stop:
         prefetch_row(X, pos_rows[ahead])
         prefetch_row(X, neg_rows[ahead])
@@ -282,6 +300,7 @@ cdef Py_ssize_t sgd_steps(RowSource X, Weights w, const int64_t* pos_rows,
     cdef Pair pair
     cdef double eta, m, r, tt, step
     cdef bint skip = rule.skip_satisfied
+    cdef const double* norms = X.sqnorms if rule.needs_sqdist else NULL  # read by the rule
     cdef double lam = sched.lam, t0 = sched.t0, avg_power = sched.avg_power
     cdef int64_t t = sched.t, rcount = sched.rcount, acount = sched.acount
     cdef int64_t rskip = sched.rskip, askip = sched.askip
@@ -299,7 +318,7 @@ cdef Py_ssize_t sgd_steps(RowSource X, Weights w, const int64_t* pos_rows,
             eta = 1.0 / (lam * tt)
             i = pos_rows[k]
             j = neg_rows[k]
-            prefetch_pair(X, pos_rows, neg_rows, k, stride, stop)
+            prefetch_pair(X, pos_rows, neg_rows, k, stride, stop, norms)
             ni = row_of(X, i, &vi, &ii)
             nj = row_of(X, j, &vj, &ij)
             m = weights_margin(w, vi, ii, ni, vj, ij, nj)
@@ -423,11 +442,12 @@ cdef Py_ssize_t square_steps(RowSource X, ElasticNetWeights w, const int64_t* po
     cdef const int32_t* ii
     cdef const int32_t* ij
     cdef double m, c
+    cdef const double* norms = X.sqnorms if cap > 0.0 else NULL  # read by the cap
     k = start
     while k < stop:
         if halt != NULL and aucopt_halted(halt):
             break
-        prefetch_pair(X, pos_rows, neg_rows, k, stride, stop)
+        prefetch_pair(X, pos_rows, neg_rows, k, stride, stop, norms)
         ni = row_of(X, pos_rows[k], &vi, &ii)
         nj = row_of(X, neg_rows[k], &vj, &ij)
         m = w.dot(vi, ii, ni)
