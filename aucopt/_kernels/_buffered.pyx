@@ -68,7 +68,7 @@ from scipy.linalg.cython_blas cimport daxpy, ddot, dsymv, dsyr
 from aucopt._kernels._buffers cimport PUSH_NO_ROOM, Buffers
 from aucopt._kernels._interrupt cimport poll
 from aucopt._kernels._pairs cimport scatter, unscatter
-from aucopt._kernels._rows cimport RowSource
+from aucopt._kernels._rows cimport RowSource, prefetch_rows_ahead
 from aucopt._kernels._weights cimport Weights
 
 # pending rank-one terms of CbrFull are stored in blocks of this many terms
@@ -785,6 +785,7 @@ def run_arrivals(RowSource rows not None, const double[::1] y, Buffers buffers n
         with nogil:
             while i < n:
                 cls = 1 if y[i] > 0.0 else 0
+                prefetch_rows_ahead(rows, NULL, i, n)
                 nx = rows.row(i, &xv, &xi)
                 sq = rows.sqnorm(i)
                 if buffers.reservoir:

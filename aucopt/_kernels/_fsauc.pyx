@@ -37,7 +37,7 @@ from libc.math cimport sqrt
 from libc.stdint cimport int32_t, int64_t
 
 from aucopt._kernels._interrupt cimport poll
-from aucopt._kernels._rows cimport RowSource, cap_factor, check_cap_value
+from aucopt._kernels._rows cimport RowSource, cap_factor, check_cap_value, prefetch_rows_ahead
 from aucopt._kernels._weights cimport Weights
 
 # the search for t stops when phi(t) is this close to r^2 (relative) ...
@@ -284,6 +284,7 @@ def fsauc_stage(RowSource X, const double[::1] y, const int64_t[::1] order,
     with nogil:
         for k in range(n_steps):
             i = order[k]
+            prefetch_rows_ahead(X, &order[0], k, n_steps)
             nnz = X.row(i, &vals, &ind)
             if y[i] > 0:
                 n_pos += 1.0

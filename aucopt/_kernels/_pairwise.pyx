@@ -40,18 +40,14 @@ from libc.stdlib cimport calloc, free, malloc
 from libc.stdint cimport int32_t, int64_t, uint16_t
 
 from aucopt._kernels._interrupt cimport poll
-from aucopt._kernels._rows cimport (RowSource, cap_factor, check_cap, check_cap_value,
-                                    row_of, sqnorm_of)
+from aucopt._kernels._rows cimport (BOUNDS_AHEAD, PREFETCH_AHEAD, RowSource, cap_factor,
+                                    check_cap, check_cap_value, prefetch_bounds,
+                                    prefetch_row, row_of, sqnorm_of)
 from aucopt._kernels._weights cimport (ElasticNetWeights, Weights, renormalize_limit,
                                       weights_margin)
 
 cdef extern from *:
     """
-    #if defined(__GNUC__)
-    #define AUCOPT_PREFETCH(p) __builtin_prefetch((const void*)(p))
-    #else
-    #define AUCOPT_PREFETCH(p) ((void)(p))
-    #endif
     /* the halt flag another thread may set: read without a data race */
     #if defined(__GNUC__)
     static int aucopt_halted(const int* flag) { return __atomic_load_n(flag, __ATOMIC_RELAXED); }
@@ -59,7 +55,6 @@ cdef extern from *:
     static int aucopt_halted(const int* flag) { return *(volatile const int*)flag; }
     #endif
     """
-    void AUCOPT_PREFETCH(const void* p) noexcept nogil
     int aucopt_halted(const int* flag) noexcept nogil
 
 
@@ -168,41 +163,6 @@ cdef class Schedule:
         self.avg_power = avg_power
 
 
-# Prefetching: the pair loops ask the cache for the rows of the pair PREFETCH_AHEAD
-# steps ahead, their first PREFETCH_LINES cache lines of values (and the indices
-# beside them); the hardware prefetcher follows a row from there. Where a row starts
-# is itself a load (indptr[i], at a random i): the loops ask for the indptr entries
-# (and the squared norms, where the rule reads them) of the pair BOUNDS_AHEAD steps
-# ahead, so that the row prefetch does not wait for them.
-# Chosen by the median of interleaved epochs run from one saved state (kernel only).
-# Rows: on the rcv1-shaped set of tools/synth_rcv1.py (724,000 rows, ~700 MB of CSR:
-# the rows come from DRAM) 2 steps and 8 lines took 0.879 s a PSAM epoch, against
-# 1.011 s with 1 step and 4 lines, 1.213 s without prefetching, and 0.94-0.96 s with
-# 3-4 steps or 16 lines; on news20 (which fits the last-level cache) 5.57 X @ w
-# against 6.36 with 1 step and 4 lines. Prefetching the weights that the next rows
-# touch as well was slower (6.88 against 5.58 X @ w). Bounds 8 steps ahead, paired
-# ratios of epoch times against none: rcv1-shaped PSAM 0.77 / 0.74, ASAM 0.81 /
-# 0.82 (16 and 32 steps: 0.74-0.86), its first quarter PSAM 0.84 and ASAM 0.91,
-# news20 PSAM 0.94, ASAM 1.00, sector, reuters_acq and webkb_course 0.99-1.01.
-# Prefetching changes no arithmetic.
-cdef enum:
-    PREFETCH_AHEAD = 2
-    PREFETCH_LINES = 8
-    BOUNDS_AHEAD = 8
-
-
-cdef inline void prefetch_row(RowSource X, Py_ssize_t i) noexcept nogil:
-    """Ask the cache for the start of row ``i`` (the rows of a later step are random)."""
-    cdef const double* vals
-    cdef const int32_t* ind
-    cdef Py_ssize_t nnz = row_of(X, i, &vals, &ind), k
-    cdef Py_ssize_t head = min(nnz, 8 * PREFETCH_LINES)
-    for k in range(0, head, 8):  # 8 doubles per 64-byte line
-        AUCOPT_PREFETCH(vals + k)
-    for k in range(0, head, 16):
-        AUCOPT_PREFETCH(ind + k)
-
-
 cdef inline void prefetch_pair(RowSource X, const int64_t* pos_rows, const int64_t* neg_rows,
                                Py_ssize_t k, Py_ssize_t stride, Py_ssize_t stop,
                                const double* sqnorms) noexcept nogil:
@@ -211,12 +171,9 @@ cdef inline void prefetch_pair(RowSource X, const int64_t* pos_rows, const int64
     pair :data:`BOUNDS_AHEAD` steps after it."""
     cdef Py_ssize_t ahead = k + PREFETCH_AHEAD * stride
     cdef Py_ssize_t far = k + BOUNDS_AHEAD * stride
-    if far < stop and X.order == NULL and not X.dense:  # (a view's order: one load more)
-        AUCOPT_PREFETCH(X.indptr + pos_rows[far])
-        AUCOPT_PREFETCH(X.indptr + neg_rows[far])
-        if sqnorms != NULL:
-            AUCOPT_PREFETCH(sqnorms + pos_rows[far])
-            AUCOPT_PREFETCH(sqnorms + neg_rows[far])
+    if far < stop:
+        prefetch_bounds(X, pos_rows[far], sqnorms)
+        prefetch_bounds(X, neg_rows[far], sqnorms)
     if ahead < stop:
         prefetch_row(X, pos_rows[ahead])
         prefetch_row(X, neg_rows[ahead])

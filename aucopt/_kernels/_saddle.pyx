@@ -27,7 +27,8 @@ from libc.stdint cimport int32_t, int64_t
 
 from aucopt._kernels._interrupt cimport poll
 from aucopt._kernels._pairs cimport gather
-from aucopt._kernels._rows cimport RowSource, check_cap, check_cap_value, row_cap_factor
+from aucopt._kernels._rows cimport (RowSource, check_cap, check_cap_value, prefetch_rows_ahead,
+                                    row_cap_factor)
 from aucopt._kernels._stats cimport ClassSums, array_data, check_rows
 from aucopt._kernels._weights cimport Weights
 
@@ -116,6 +117,7 @@ def solam_steps(RowSource X, const double[::1] y, Weights w, SolamState st not N
     check_cap(X, cap)
     with nogil:
         for i in range(n):
+            prefetch_rows_ahead(X, NULL, i, n)
             nnz = X.row(i, &vals, &ind)
             yt = y[i]
             st.t += 1
@@ -238,6 +240,7 @@ def spam_l2_steps(RowSource X, const double[::1] y, const int64_t[::1] order, We
     with nogil:
         for k in range(order.shape[0]):
             i = order[k]
+            prefetch_rows_ahead(X, &order[0], k, order.shape[0])
             nnz = X.row(i, &vals, &ind)
             et = s.next_rate() * row_cap_factor(X, i, s.cap)
             c = spam_gradient_step(s, w, et, y[i], vals, ind, nnz)
@@ -297,6 +300,7 @@ def spam_net_steps(RowSource X, const double[::1] y, const int64_t[::1] order, W
         with nogil:
             for k in range(order.shape[0]):
                 i = order[k]
+                prefetch_rows_ahead(X, &order[0], k, order.shape[0])
                 nnz = X.row(i, &vals, &ind)
                 et = s.next_rate() * row_cap_factor(X, i, s.cap)
                 spam_gradient_step(s, w, et, y[i], vals, ind, nnz)
@@ -329,6 +333,7 @@ def centred_sqnorms(RowSource X, const double[::1] y, const double[::1] m_pos,
         mn2 += m_neg[j] * m_neg[j]
     with nogil:
         for i in range(X.n_rows):
+            prefetch_rows_ahead(X, NULL, i, X.n_rows)
             nnz = X.row(i, &vals, &ind)
             if y[i] > 0:
                 val = X.sqnorm(i) - 2.0 * gather(&m_pos[0], 1, vals, ind, nnz) + mp2
@@ -403,6 +408,7 @@ def spdam_dual(RowSource X, const double[::1] y, const int64_t[::1] batch, Weigh
     with nogil:
         for k in range(batch.shape[0]):
             i = batch[k]
+            prefetch_rows_ahead(X, &batch[0], k, batch.shape[0])
             nnz = X.row(i, &vals, &ind)
             cls = 1 if y[i] > 0 else 0
             inv = st.inv_pos if cls == 1 else st.inv_neg

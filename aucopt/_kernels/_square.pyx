@@ -30,7 +30,7 @@ from scipy.linalg.cython_blas cimport daxpy, ddot, dgemv, dscal, dsymv
 from aucopt._kernels._interrupt cimport poll
 from aucopt._kernels._journal cimport Journal, touch_rows
 from aucopt._kernels._pairs cimport gather
-from aucopt._kernels._rows cimport RowSource, check_cap, row_cap_factor
+from aucopt._kernels._rows cimport RowSource, check_cap, prefetch_rows_ahead, row_cap_factor
 from aucopt._kernels._stats cimport ClassSums, array_data, check_rows
 from aucopt._kernels._weights cimport Weights
 
@@ -256,6 +256,7 @@ def opauc_steps(RowSource X, const double[::1] y, Weights w, Covariances cov not
     try:
         with nogil:
             for i in range(n):
+                prefetch_rows_ahead(X, NULL, i, n)
                 nnz = X.row(i, &vals, &ind)
                 yt = y[i]
                 cls = 1 if yt > 0 else 0
@@ -452,6 +453,7 @@ def opaucr_steps(RowSource X, const double[::1] y, Py_ssize_t start,
     try:
         with nogil:
             for i in range(start, stop):
+                prefetch_rows_ahead(X, NULL, i, stop)
                 nnz = X.row(i, &vals, &ind)
                 yt = y[i]
                 c = 1 if yt > 0 else 0
@@ -549,6 +551,7 @@ def sketch_scores(RowSource X, Weights w, Sketch sk not None):
     try:
         with nogil:
             for i in range(X.n_rows):
+                prefetch_rows_ahead(X, NULL, i, X.n_rows)
                 nnz = X.row(i, &vals, &ind)
                 sk.products(vals, ind, nnz, xz, xs)
                 o[i] = w.dot(vals, ind, nnz) + sk.factored_dot(xz, xs)
@@ -613,6 +616,7 @@ def uniexp_steps(RowSource X, const double[::1] y, Weights w, double[::1] counts
         raise ValueError(f"clip must be in [0, {EXP_CLIP:g}], got {clip!r}")
     with nogil:
         for i in range(n):
+            prefetch_rows_ahead(X, NULL, i, n)
             nnz = X.row(i, &vals, &ind)
             yt = y[i]
             cls = 1 if yt > 0 else 0

@@ -15,7 +15,7 @@ from libc.stdint cimport int32_t
 from aucopt._kernels._interrupt cimport poll
 from aucopt._kernels._journal cimport Journal, touch_rows
 from aucopt._kernels._pairs cimport gather
-from aucopt._kernels._rows cimport RowSource
+from aucopt._kernels._rows cimport RowSource, prefetch_rows_ahead
 
 
 cdef double* array_data(object array, tuple shape, str name) except NULL:
@@ -99,6 +99,7 @@ cdef class ClassSums:
         check_rows(X, y, self.n_features)
         with nogil:
             for i in range(X.n_rows):
+                prefetch_rows_ahead(X, NULL, i, X.n_rows)
                 nnz = X.row(i, &vals, &ind)
                 self.add(1 if y[i] > 0 else 0, vals, ind, nnz)
                 poll(&work, nnz + 1)

@@ -52,7 +52,7 @@ from libc.stdint cimport int32_t
 
 from aucopt._kernels._interrupt cimport poll
 from aucopt._kernels._journal cimport Journal, touch, touch_rows
-from aucopt._kernels._rows cimport RowSource
+from aucopt._kernels._rows cimport RowSource, prefetch_rows_ahead
 
 cdef inline double lazy_value(double a, double P0, double R0, double P,
                               double R) noexcept nogil:
@@ -288,6 +288,7 @@ cdef class Weights:
         cdef double[::1] o = out
         with nogil:
             for i in range(rows.n_rows):
+                prefetch_rows_ahead(rows, NULL, i, rows.n_rows)
                 nnz = rows.row(i, &vals, &ind)
                 o[i] = self.avg_dot(vals, ind, nnz) if average else self.dot(vals, ind, nnz)
                 poll(&work, nnz + 1)
@@ -374,6 +375,7 @@ def dense_scores(RowSource rows, const double[::1] w):
     cdef double[::1] o = out
     with nogil:
         for i in range(rows.n_rows):
+            prefetch_rows_ahead(rows, NULL, i, rows.n_rows)
             nnz = rows.row(i, &vals, &ind)
             s = 0.0
             for k in range(nnz):
@@ -527,6 +529,7 @@ cdef class ElasticNetWeights:
         cdef double[::1] o = out
         with nogil:
             for i in range(rows.n_rows):
+                prefetch_rows_ahead(rows, NULL, i, rows.n_rows)
                 nnz = rows.row(i, &vals, &ind)
                 s = 0.0
                 for k in range(nnz):
