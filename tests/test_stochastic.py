@@ -18,7 +18,7 @@ import scipy.sparse as sp
 import aucopt
 from aucopt._kernels._pairwise import (CallbackRule, HingeProx, Lanes, Schedule, SquareStep, Subgradient,
                                        close_lanes, open_lanes, refold, sgd_lane, sgd_pairs,
-                                       square_lane, square_prox_pairs)
+                                       shuffled_cycles, square_lane, square_prox_pairs)
 from aucopt._kernels._rows import RowSource
 from aucopt._kernels._weights import ElasticNetWeights, Weights, row_add
 from aucopt.datasets import Scaler, load, split
@@ -210,6 +210,37 @@ def test_cycled_pair_blocks_take_each_row_once_per_cycle_across_blocks():
         for start in range(0, drawn.size - rows.size + 1, rows.size):
             assert sorted(drawn[start:start + rows.size]) == list(rows)  # a full cycle
         assert np.bincount(drawn).max() - np.bincount(drawn)[rows].min() <= 1
+
+
+@pytest.mark.parametrize("bit_generator", [np.random.PCG64, np.random.MT19937, np.random.Philox,
+                                           np.random.SFC64])
+def test_shuffled_cycles_are_the_generators_permutations_exactly(bit_generator):
+    """The kernel's cycles are ``rows[rng.permutation(m)]`` draw for draw, and leave
+    the generator where the permutations leave it (checked by the next draws)."""
+    for m in (1, 2, 3, 7, 150, 70_000):
+        rows = np.sort(np.random.default_rng(m).choice(10 ** 6, m, replace=False))
+        k = max(1, 600 // m)
+        want_rng, got_rng = np.random.Generator(bit_generator(3)), np.random.Generator(bit_generator(3))
+        want_rng.random(), got_rng.random()  # a half-used 64-bit draw must carry over too
+        want = np.concatenate([rows[want_rng.permutation(m)] for _ in range(k)])
+        got = np.empty(k * m, dtype=np.int64)
+        shuffled_cycles(got_rng, rows.astype(np.int64), got)
+        assert np.array_equal(got, want), m
+        assert got_rng.integers(0, 2 ** 62, 4).tolist() == want_rng.integers(0, 2 ** 62, 4).tolist()
+    with pytest.raises(ValueError, match="whole cycles"):
+        shuffled_cycles(np.random.default_rng(0), np.arange(3), np.empty(4, dtype=np.int64))
+    with pytest.raises(TypeError, match="Generator"):
+        shuffled_cycles(np.random.RandomState(0), np.arange(3), np.empty(3, dtype=np.int64))
+
+
+def test_cycles_across_calls_of_any_size_follow_the_reference():
+    r = np.random.default_rng(4)
+    for m in (1, 5, 64):
+        rows = np.sort(r.choice(1000, m, replace=False))
+        sizes = [int(v) for v in r.integers(1, 3 * m + 9, 25)]
+        cycles = stochastic._Cycles(np.random.default_rng(2), rows)
+        got = np.concatenate([cycles(size) for size in sizes])
+        assert np.array_equal(got, _cycled(np.random.default_rng(2), rows, sum(sizes)))
 
 
 def test_psam_min_steps_keeps_auto_passes_going():

@@ -37,7 +37,7 @@ import numpy as np
 
 from aucopt._kernels._pairwise import (HingeProx, Lanes, Schedule, SquareStep, Subgradient,
                                        close_lanes, open_lanes, refold, sgd_lane, sgd_pairs,
-                                       square_lane, square_prox_pairs)
+                                       shuffled_cycles, square_lane, square_prox_pairs)
 from aucopt._docs import docstring
 from aucopt._state import Generator, Scalar
 from aucopt.base import BaseLearner, OnlineMixin
@@ -69,18 +69,25 @@ class _Cycles:
 
     def __init__(self, rng, rows):
         self.rng = rng
-        self.rows = rows
-        self.order = rows[:0]
+        self.rows = np.ascontiguousarray(rows, dtype=np.int64)
+        self.order = self.rows[:0]
 
     def __call__(self, size):
-        parts = []
-        while size > 0:
-            if self.order.size == 0:
-                self.order = self.rows[self.rng.permutation(self.rows.size)]
-            parts.append(self.order[:size])
-            size -= parts[-1].size
-            self.order = self.order[parts[-1].size:]
-        return np.concatenate(parts).astype(np.int64)
+        """The next ``size`` draws: the rest of the current cycle, then as many fresh
+        cycles as needed (``rows[rng.permutation(len(rows))]`` each, drawn by
+        :func:`~aucopt._kernels._pairwise.shuffled_cycles` in one call); what the
+        last one leaves is the next call's."""
+        out = np.empty(size, dtype=np.int64)
+        take = min(size, self.order.size)
+        out[:take] = self.order[:take]
+        self.order = self.order[take:]
+        if take < size:
+            m = self.rows.size
+            fresh = np.empty(-(-(size - take) // m) * m, dtype=np.int64)
+            shuffled_cycles(self.rng, self.rows, fresh)
+            out[take:] = fresh[:size - take]
+            self.order = fresh[size - take:]
+        return out
 
 
 def _pair_blocks(rng, pos, neg, n_steps, block=None, learner=None, cycles=False):
