@@ -35,12 +35,11 @@ none is lost. Each lane counts its own steps for the step size. The maintained
 held (``hold_folds``) and done between blocks (:func:`refold`), which the caller
 keeps short enough for the scale to stay within the fold band.
 """
-from libc.math cimport fabs, pow
-from libc.stdlib cimport calloc, free, malloc
 from cpython.pycapsule cimport PyCapsule_GetPointer
-from libc.stdint cimport int32_t, int64_t, uint16_t, uint64_t
+from libc.math cimport fabs, pow
+from libc.stdint cimport int32_t, int64_t, uint16_t, uint32_t, uint64_t
+from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memcpy
-from libc.stdint cimport uint32_t
 
 # The struct behind a numpy BitGenerator's "BitGenerator" capsule (numpy's bitgen.h,
 # the layout its documentation gives for extending numpy.random), declared here so
