@@ -91,9 +91,9 @@ cdef inline void prefetch_row(RowSource X, Py_ssize_t i) noexcept nogil:
 
 cdef inline void prefetch_bounds(RowSource X, Py_ssize_t i, const double* sqnorms) noexcept nogil:
     """Ask the cache for where row ``i`` starts and ends (and its squared norm from
-    ``sqnorms``, unless NULL); a view's order would be one random load more: left out."""
+    ``sqnorms``, unless NULL); through a view's order (one load of it)."""
     if X.order != NULL:
-        return
+        i = X.order[i]
     if not X.dense:
         AUCOPT_PREFETCH(X.indptr + i)
     if sqnorms != NULL:
@@ -107,12 +107,11 @@ cdef inline void prefetch_rows_ahead(RowSource X, const int64_t* index, Py_ssize
     view's order), ask for the row :data:`PREFETCH_AHEAD` steps ahead and where the
     row :data:`BOUNDS_AHEAD` steps ahead starts. Rows in storage order are left to the
     hardware prefetcher."""
-    cdef Py_ssize_t far = k + BOUNDS_AHEAD, ahead = k + PREFETCH_AHEAD, i
+    cdef Py_ssize_t far = k + BOUNDS_AHEAD, ahead = k + PREFETCH_AHEAD
     if index == NULL and X.order == NULL:
         return
-    if far < stop and not X.dense:
-        i = index[far] if index != NULL else far
-        AUCOPT_PREFETCH(X.indptr + (X.order[i] if X.order != NULL else i))
+    if far < stop:
+        prefetch_bounds(X, index[far] if index != NULL else far, NULL)
     if ahead < stop:
         prefetch_row(X, index[ahead] if index != NULL else ahead)
 
