@@ -284,6 +284,25 @@ def test_weight_vector_fold_keeps_value_and_average():
     np.testing.assert_allclose(w.average(), before_avg, rtol=1e-15)
 
 
+@pytest.mark.parametrize("columns", [1, 2, 3])
+def test_weight_read_out_is_the_state_expression_bit_for_bit(columns):
+    """coef() and average() read the state out in one loop: exactly ``scale * v`` and
+    ``(avg_c v - u) / avg_q`` as numpy computes them from the state's columns."""
+    rng = np.random.default_rng(7)
+    state = rng.standard_normal((50, columns)) * 10.0 ** rng.integers(-8, 8, (50, 1))
+    w = Weights(state.copy(), scale=0.37, averaging=columns >= 2)
+    np.testing.assert_array_equal(w.coef(), 0.37 * state[:, 0])
+    if columns >= 2:
+        w.py_snapshot(1.7)
+        w.py_snapshot(0.3)
+        c, q = w.avg_c, w.avg_q
+        np.testing.assert_array_equal(w.average(), (c * state[:, 0] - state[:, 1]) / q)
+    else:
+        np.testing.assert_array_equal(w.average(), w.coef())
+    empty = Weights(np.zeros((0, columns)), averaging=columns >= 2)
+    assert empty.coef().shape == empty.average().shape == (0,)
+
+
 def test_weight_vector_without_averaging_returns_w():
     w = Weights(np.array([1.0, -2.0]), scale=3.0)
     np.testing.assert_array_equal(w.coef(), [3.0, -6.0])
