@@ -163,7 +163,8 @@ class BaseLearner(MergeMixin, Estimator):
         :data:`HISTORY_COLUMNS`): cumulative seconds of the passes (their
         divergence checks and the stopping rule's objective included; the
         history's own objective and validation scoring excluded), the training
-        objective on at most 20,000 training rows after the pass (NaN for a
+        objective after the pass on the rows the stopping rule monitors (at most
+        :func:`aucopt.driver.monitor_size` training rows; NaN for a
         learner without one, and with an integer ``n_epochs`` unless
         ``validation_data`` is given: a plain fit computes no more than it needs)
         and the validation AUC (NaN without ``validation_data``). It describes the

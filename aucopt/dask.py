@@ -83,7 +83,7 @@ import scipy.sparse as sp
 
 from aucopt import driver
 from aucopt.base import BaseLearner, OnlineMixin
-from aucopt.driver import MONITOR_ROWS, Stall
+from aucopt.driver import Stall
 from aucopt.merging import check_mergeable, merge_models
 from aucopt.validation import (check_random_state, check_sample_weight, check_X, check_y,
                                finite_rows, weight_counts)
@@ -619,7 +619,8 @@ def fit(estimator, X, y=None, client=None, n_rounds=None, *, n_parts=None,
     if not online:  # fit starts afresh: give it the values as parameters
         template.set_params(**resolved)
     plan = _Plan(estimator, template, blocks, classes, online, entropy)
-    monitor = _monitor(dask, client, blocks, total["rows"], classes) if stall else None
+    monitor = (_monitor(dask, client, blocks, total["rows"], classes,
+                        driver.monitor_size(template)) if stall else None)
     previous, index = None, 0
     while True:
         node = plan.round(dask, previous, index)
@@ -778,10 +779,11 @@ def _rounds(estimator, n_rounds, epochs):
     return int(estimator.n_epochs), None
 
 
-def _monitor(dask, client, blocks, n_rows, classes):
-    """``model -> (rows, labels)``: a fixed sample of at most MONITOR_ROWS rows,
-    gathered once, on which the stopping rule evaluates the objective."""
-    m = min(n_rows, MONITOR_ROWS)
+def _monitor(dask, client, blocks, n_rows, classes, size):
+    """``model -> (rows, labels)``: a fixed sample of at most ``size`` rows
+    (:func:`aucopt.driver.monitor_size`), gathered once, on which the stopping rule
+    evaluates the objective."""
+    m = min(n_rows, size)
     picks = np.sort(np.random.default_rng(0).choice(n_rows, m, replace=False))
     bounds = np.cumsum([0] + list(blocks.rows))
     tasks = [dask.delayed(_sample)(s, blocks.reader,

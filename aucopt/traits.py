@@ -68,6 +68,12 @@ class Traits:
         Its random draws come from one stream in row order, so that the parts of
         a distributed exact pass draw from consecutive segments of it (the class
         provides ``_segment_streams(sizes)``; :func:`aucopt.driver.part_streams`).
+    monitor_rows : int or None
+        ``n_epochs="auto"`` evaluates its objective after each pass on at most this
+        many training rows (a fixed random sample, drawn once); None:
+        :data:`aucopt.driver.MONITOR_ROWS`. For a learner whose pass costs a few
+        ``X @ w`` the rule's scoring of every row would cost it a large share of
+        the fit.
     """
 
     family: str = ""
@@ -82,6 +88,7 @@ class Traits:
     divergence_hint: str = "lower the step size"
     pair_loss: Callable | None = None
     stream_segments: bool = False
+    monitor_rows: int | None = None
 
     def __post_init__(self):
         for name in ("family", "limits", "divergence_hint"):
@@ -98,11 +105,12 @@ class Traits:
         if self.stream is not None and self.stream not in STREAM_KINDS:
             raise ValueError(f"Traits.stream must be None or one of {STREAM_KINDS}, got "
                              f"{self.stream!r}")
-        if self.max_features is not None and (
-                isinstance(self.max_features, bool) or not isinstance(self.max_features, int)
-                or self.max_features < 1):
-            raise ValueError(f"Traits.max_features must be None or a positive integer, "
-                             f"got {self.max_features!r}")
+        for name in ("max_features", "monitor_rows"):
+            value = getattr(self, name)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int)
+                                      or value < 1):
+                raise ValueError(f"Traits.{name} must be None or a positive integer, "
+                                 f"got {value!r}")
         if self.pair_loss is not None and not callable(self.pair_loss):
             raise TypeError(f"Traits.pair_loss must be None or callable, got "
                             f"{self.pair_loss!r}")

@@ -52,6 +52,10 @@ def test_register_checks_the_declared_traits(monkeypatch):
         Traits(merge="sum")
     with pytest.raises(TypeError, match="Traits.shuffles must be True or False"):
         Traits(shuffles=1)
+    for bad in (0, -5, 2.5, True, "4096"):
+        with pytest.raises(ValueError, match="Traits.monitor_rows must be None or a positive"):
+            Traits(monitor_rows=bad)
+    assert Traits(monitor_rows=1).monitor_rows == 1
     with pytest.raises(FrozenInstanceError):
         aucopt.learners.SAM.traits.merge = None
 

@@ -713,6 +713,36 @@ def test_averaged_scores_through_coef_equal_the_states_average(name):
     assert "_coef_cache" not in model.__dict__
 
 
+@pytest.mark.parametrize("name", ["psam", "sam"])
+def test_the_stopping_rule_scores_a_fixed_sample_of_traits_monitor_rows(name, monkeypatch):
+    """A learner whose traits declare monitor_rows evaluates its objective after each
+    pass on that many training rows (the same rows every pass) and scores every row
+    once, for the threshold: the same intercept as scoring afresh."""
+    from dataclasses import replace
+
+    from aucopt import driver
+    from aucopt.validation import check_X, finite_rows
+
+    X, y = load("dna_ei")
+    cls = type(aucopt.get(name))
+    assert cls.traits.monitor_rows == 4096 < driver.MONITOR_ROWS
+    monkeypatch.setattr(cls, "traits", replace(cls.traits, monitor_rows=300))
+    assert driver.monitor_size(cls()) == 300 and X.shape[0] > 300
+    seen = []
+    scores = cls._raw_scores
+    monkeypatch.setattr(cls, "_raw_scores", lambda self, rows: seen.append(
+        (rows.n_rows, rows.take(np.arange(rows.n_rows)).nnz)) or scores(self, rows))
+    model = cls(random_state=0).fit(X, y)
+    assert model.n_passes_ >= 2
+    assert seen[:-1] == [seen[0]] * model.n_passes_ and seen[0][0] == 300
+    assert seen[-1][0] == X.shape[0]
+    y_pm = np.where(y == model.classes_[1], 1.0, -1.0)
+    fresh = cls(**model.get_params())
+    fresh.__dict__.update({k: v for k, v in model.__dict__.items() if k.endswith("_")})
+    driver.set_threshold(fresh, scores(model, finite_rows(check_X(X))), y_pm)
+    assert fresh.intercept_ == model.intercept_
+
+
 @pytest.mark.parametrize("name", ["psam", "adadsgd"])
 def test_threshold_reuses_the_stopping_rules_last_scores(name, monkeypatch):
     """With n_epochs="auto" on at most MONITOR_ROWS rows, the stopping rule scores

@@ -16,12 +16,12 @@ from aucopt._docs import docstring, entries, fill
 from aucopt._kernels._ranksvm import dot
 from aucopt._kernels._weights import ElasticNetWeights, Weights, dense_scores
 from aucopt._state import Array, Scalar
-from aucopt.driver import MAX_RETRIES, RETRY_FACTOR
+from aucopt.driver import MAX_RETRIES, MONITOR_ROWS, RETRY_FACTOR
 from aucopt.validation import (auto_or_positive, check_count, check_positive, check_seed,
                                check_state_bytes, row_scale, row_source)
 
 __all__ = ["WeightsModel", "ElasticNetModel", "weights_state", "settle", "settles", "writable",
-           "EPOCH_PARAMS", "check_epochs", "RepeatedPasses", "repeated_passes",
+           "EPOCH_PARAMS", "epoch_params", "check_epochs", "RepeatedPasses", "repeated_passes",
            "SHUFFLE_PARAMS", "check_shuffle",
            "auto_or_positive", "merge_doc", "AVERAGED_WEIGHTS", "WEIGHTED_AVERAGES",
            "search_scale", "auto_value", "check_state_size", "document_weights",
@@ -48,7 +48,7 @@ _EPOCH_TEMPLATE = """
     n_epochs : int or "auto", default="auto"
         Passes over the data in ``fit``. "auto" runs passes until the training
         objective stalls: after each pass it is evaluated on the training rows (a
-        fixed random subsample of at most 20,000), and training stops once
+        fixed random subsample of at most {monitor}), and training stops once
         ``n_iter_no_change`` passes in a row improved it by less than ``tol``, or
         after ``max_epochs`` passes; ``stop_reason_`` says which. An int runs
         exactly that many passes.
@@ -58,8 +58,16 @@ _EPOCH_TEMPLATE = """
         Passes in a row without progress that stop training.
     max_epochs : int, default=50
         Most passes with ``n_epochs="auto"``."""
-# the parameters as most learners default them (``{tol}`` left to fill)
-EPOCH_PARAMS = _EPOCH_TEMPLATE.replace("{patience}", "2")
+
+
+def epoch_params(monitor_rows=MONITOR_ROWS):
+    """The epoch parameters' docs as most learners default them, for a learner
+    whose stopping rule monitors at most ``monitor_rows`` rows (``{tol}`` left to
+    fill)."""
+    return _EPOCH_TEMPLATE.replace("{patience}", "2").replace("{monitor}", f"{monitor_rows:,}")
+
+
+EPOCH_PARAMS = epoch_params()
 
 
 SHUFFLE_PARAMS = """
@@ -184,7 +192,8 @@ def repeated_passes(tol, one_pass=None, repeated=None, below=None,
             "``n_epochs=1`` (a distributed fit makes one pass)." + measured
             + (" " + stall if stall else "")],
             parameters=[docstring(_EPOCH_TEMPLATE, fields={
-                "tol": tol, "patience": patience}).strip("\n")] if parameters else ())
+                "tol": tol, "patience": patience, "monitor": f"{MONITOR_ROWS:,}"}).strip("\n")]
+            if parameters else ())
         return cls
 
     return deco
