@@ -620,7 +620,7 @@ def fit(estimator, X, y=None, client=None, n_rounds=None, *, n_parts=None,
         template.set_params(**resolved)
     plan = _Plan(estimator, template, blocks, classes, online, entropy)
     monitor = (_monitor(dask, client, blocks, total["rows"], classes,
-                        driver.monitor_size(template)) if stall else None)
+                        driver.monitor_size(template, total["rows"])) if stall else None)
     previous, index = None, 0
     while True:
         node = plan.round(dask, previous, index)

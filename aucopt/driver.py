@@ -47,7 +47,7 @@ __all__ = ["fit", "partial_fit", "learn_chunk", "train", "run_pass", "transactio
            "check_params", "ranking_scores", "raw_scores", "rows_of", "objective",
            "resolve_auto", "fix_auto", "resolved_params", "set_stream", "part_streams",
            "adopt", "retry_scale", "Stall", "DIVERGED", "MAX_RETRIES", "RETRY_FACTOR",
-           "LOSS_LIMIT", "MONITOR_ROWS", "PROGRESS_SECONDS",
+           "LOSS_LIMIT", "MONITOR_ROWS", "MONITOR_SHARE", "PROGRESS_SECONDS",
            "HISTORY_COLUMNS", "monitor_size"]
 
 # A model whose scores on the training rows can exceed this is refused as diverged
@@ -68,6 +68,10 @@ RETRY_FACTOR = 0.25
 # The automatic stopping rule evaluates the objective, and the verbose line the
 # training AUC, on at most this many rows (a learner's traits.monitor_rows: fewer).
 MONITOR_ROWS = 20_000
+# A learner that declares fewer (traits.monitor_rows) monitors at least this share
+# of its training rows (up to MONITOR_ROWS): on the rcv1-shaped set PSAM's training-AUC
+# signal stopped a pass earlier, 0.0005 lower, on 4,096 of its 724,000 rows.
+MONITOR_SHARE = 32
 # With verbose, a pass that runs longer prints a progress line every this many seconds.
 PROGRESS_SECONDS = 5.0
 # The columns of ``history_`` (one row per pass of ``fit``): the wall time of the
@@ -499,15 +503,22 @@ def replaced_model(learner, rows, y):
         history.record(0.0)
 
 
-def monitor_size(learner):
-    """How many training rows at most ``learner``'s stopping rule evaluates its
-    objective on: its ``traits.monitor_rows``, else :data:`MONITOR_ROWS`."""
-    return traits_of(learner).monitor_rows or MONITOR_ROWS
+def monitor_size(learner, n_rows):
+    """How many of ``n_rows`` training rows at most ``learner``'s stopping rule
+    evaluates its objective on: :data:`MONITOR_ROWS`, or for a learner that
+    declares ``traits.monitor_rows`` the larger of that and ``n_rows /``
+    :data:`MONITOR_SHARE` (up to :data:`MONITOR_ROWS`): a bounded share of a pass
+    on every size of data."""
+    declared = traits_of(learner).monitor_rows
+    if declared is None:
+        return MONITOR_ROWS
+    return min(MONITOR_ROWS, max(declared, -(-int(n_rows) // MONITOR_SHARE)))
 
 
 def _monitor_rows(learner, rows, y):
     """``(rows, y)``, or a fixed random subsample of :func:`monitor_size` of them."""
-    n, size = rows.n_rows, monitor_size(learner)
+    n = rows.n_rows
+    size = monitor_size(learner, n)
     if n <= size:
         return rows, y
     pick = np.sort(np.random.default_rng(0).choice(n, size, replace=False))

@@ -70,10 +70,11 @@ class Traits:
         provides ``_segment_streams(sizes)``; :func:`aucopt.driver.part_streams`).
     monitor_rows : int or None
         ``n_epochs="auto"`` evaluates its objective after each pass on at most this
-        many training rows (a fixed random sample, drawn once); None:
-        :data:`aucopt.driver.MONITOR_ROWS`. For a learner whose pass costs a few
-        ``X @ w`` the rule's scoring of every row would cost it a large share of
-        the fit.
+        many training rows, or ``1 /`` :data:`aucopt.driver.MONITOR_SHARE` of them
+        if more (a fixed random sample, drawn once; :func:`aucopt.driver.monitor_size`);
+        None: :data:`aucopt.driver.MONITOR_ROWS`. For a learner whose pass costs a
+        few ``X @ w`` the rule's scoring of every row would cost it a large share
+        of the fit.
     """
 
     family: str = ""

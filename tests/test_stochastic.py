@@ -727,7 +727,11 @@ def test_the_stopping_rule_scores_a_fixed_sample_of_traits_monitor_rows(name, mo
     cls = type(aucopt.get(name))
     assert cls.traits.monitor_rows == 4096 < driver.MONITOR_ROWS
     monkeypatch.setattr(cls, "traits", replace(cls.traits, monitor_rows=300))
-    assert driver.monitor_size(cls()) == 300 and X.shape[0] > 300
+    assert driver.monitor_size(cls(), X.shape[0]) == 300 and X.shape[0] > 300
+    # a larger share of larger data, up to MONITOR_ROWS; undeclared: MONITOR_ROWS
+    assert driver.monitor_size(cls(), 32 * 1000 + 1) == 1001
+    assert driver.monitor_size(cls(), 10**8) == driver.MONITOR_ROWS
+    assert driver.monitor_size(aucopt.get("adadsgd"), 10) == driver.MONITOR_ROWS
     seen = []
     scores = cls._raw_scores
     monkeypatch.setattr(cls, "_raw_scores", lambda self, rows: seen.append(

@@ -84,7 +84,7 @@ def fixed_costs(X, y, repeats=5, seed=0):
             "threshold": _best(lambda: set_threshold(model, raw_scores(model, rows), y_pm),
                                repeats),
             "sorts": _best(lambda: set_threshold(model, scores, y_pm), repeats),
-            "reused": X.shape[0] <= monitor_size(model)}
+            "reused": X.shape[0] <= monitor_size(model, X.shape[0])}
 
 
 def timed_passes(model, X, y):

@@ -16,7 +16,7 @@ from aucopt._docs import docstring, entries, fill
 from aucopt._kernels._ranksvm import dot
 from aucopt._kernels._weights import ElasticNetWeights, Weights, dense_scores
 from aucopt._state import Array, Scalar
-from aucopt.driver import MAX_RETRIES, MONITOR_ROWS, RETRY_FACTOR
+from aucopt.driver import MAX_RETRIES, MONITOR_ROWS, MONITOR_SHARE, RETRY_FACTOR
 from aucopt.validation import (auto_or_positive, check_count, check_positive, check_seed,
                                check_state_bytes, row_scale, row_source)
 
@@ -64,7 +64,10 @@ def epoch_params(monitor_rows=MONITOR_ROWS):
     """The epoch parameters' docs as most learners default them, for a learner
     whose stopping rule monitors at most ``monitor_rows`` rows (``{tol}`` left to
     fill)."""
-    return _EPOCH_TEMPLATE.replace("{patience}", "2").replace("{monitor}", f"{monitor_rows:,}")
+    monitor = f"{monitor_rows:,}"
+    if monitor_rows < MONITOR_ROWS:
+        monitor += f" or 1/{MONITOR_SHARE} of them if more, up to {MONITOR_ROWS:,}"
+    return _EPOCH_TEMPLATE.replace("{patience}", "2").replace("{monitor}", monitor)
 
 
 EPOCH_PARAMS = epoch_params()
