@@ -222,6 +222,55 @@ cdef int _check_sgd(RowSource X, Weights w, PairRule rule, Schedule sched) excep
     return 0
 
 
+cdef extern from *:
+    """
+    /* a lane worker's hand-over cells: acquire / release loads and stores, and the
+       CPU's spin-wait hint */
+    #if defined(__x86_64__) || defined(__i386__)
+    #define AUCOPT_RELAX() __builtin_ia32_pause()
+    #elif defined(__aarch64__) || defined(__arm__)
+    #define AUCOPT_RELAX() __asm__ __volatile__("yield")
+    #else
+    #define AUCOPT_RELAX() ((void)0)
+    #endif
+    static inline int64_t aucopt_load_acquire(const int64_t* p) {
+        return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+    }
+    static inline void aucopt_store_release(int64_t* p, int64_t v) {
+        __atomic_store_n(p, v, __ATOMIC_RELEASE);
+    }
+    """
+    void AUCOPT_RELAX() noexcept nogil
+    int64_t aucopt_load_acquire(const int64_t* p) noexcept nogil
+    void aucopt_store_release(int64_t* p, int64_t v) noexcept nogil
+
+
+def wait_change(int64_t[::1] cell not None, int64_t value, int64_t spins):
+    """Spin, with the GIL released, while ``cell[0] == value``, at most ``spins``
+    times (a spin-wait hint each); returns ``cell[0]`` (``value``: it did not change).
+    The read is an acquire: what the writer of the new value wrote before
+    :func:`publish` is visible after. For a lane worker waiting for its next block
+    a few milliseconds awake, instead of a sleep the system takes milliseconds to
+    wake from (aucopt.learners._lanes)."""
+    cdef int64_t k, seen = value
+    if cell.shape[0] < 1:
+        raise ValueError("cell must hold one int64")
+    with nogil:
+        for k in range(spins):
+            seen = aucopt_load_acquire(&cell[0])
+            if seen != value:
+                break
+            AUCOPT_RELAX()
+    return seen
+
+
+def publish(int64_t[::1] cell not None, int64_t value):
+    """``cell[0] = value`` as a release store (see :func:`wait_change`)."""
+    if cell.shape[0] < 1:
+        raise ValueError("cell must hold one int64")
+    aucopt_store_release(&cell[0], value)
+
+
 cdef class Lanes:
     """The lanes of a block: their number, and a flag that stops them all (one
     lane's Ctrl-C stops the others)."""
@@ -236,6 +285,10 @@ cdef class Lanes:
     def set(self):
         """Ask every lane to stop after its current step."""
         self.flag = 1
+
+    def halted(self):
+        """Whether :meth:`set` was called."""
+        return self.flag != 0
 
 
 cdef class SquareStep:

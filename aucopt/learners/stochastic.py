@@ -30,12 +30,11 @@ fixed values would under-regularise by that factor (measured on the benchmark se
 SAM loses up to 0.09 AUC).
 """
 import math
-import threading
 from dataclasses import replace
 
 import numpy as np
 
-from aucopt._kernels._pairwise import (HingeProx, Lanes, Schedule, SquareStep, Subgradient,
+from aucopt._kernels._pairwise import (HingeProx, Schedule, SquareStep, Subgradient,
                                        close_lanes, open_lanes, refold, sgd_lane, sgd_pairs,
                                        shuffled_cycles, square_lane, square_prox_pairs)
 from aucopt._docs import docstring
@@ -49,6 +48,7 @@ from aucopt.learners._common import (EPOCH_PARAMS, SETTLE_RATIO, WEIGHTED_AVERAG
                                      check_epochs, document_weights, epoch_params,
                                      merge_doc,
                                      search_scale, settle, settles, weights_state)
+from aucopt.learners._lanes import in_lanes
 from aucopt.learners._objectives import mean_pair_hinge, mean_pair_square
 from aucopt.metrics import roc_auc
 from aucopt.validation import (check_choice, check_count, check_n_jobs, check_positive,
@@ -135,48 +135,6 @@ def _lane_blocks(threads, limit):
         size = min(PAIR_BLOCK, limit(done))
         return max(threads, size - size % threads)
     return block
-
-
-def _in_lanes(lane, threads):
-    """``lane(lanes, p)`` for ``p < threads`` on as many threads at once (lane 0 in
-    this one, so that Ctrl-C reaches its kernel, which then halts the others); every
-    thread has ended when this returns."""
-    lanes = Lanes(threads)
-    failed = []
-
-    def run(p):
-        try:
-            lane(lanes, p)
-        except BaseException as exc:  # noqa: BLE001 -- re-raised in the caller
-            lanes.set()
-            failed.append(exc)
-
-    others = [threading.Thread(target=run, args=(p,), daemon=True) for p in range(1, threads)]
-    try:
-        for thread in others:
-            thread.start()
-        lane(lanes, 0)
-    except BaseException:
-        lanes.set()
-        raise
-    finally:
-        _join(others, lanes)
-    if failed:
-        raise failed[0]
-
-
-def _join(threads, halt):
-    """Wait for every started thread, also through Ctrl-C (which halts the lanes)."""
-    interrupted = None
-    for thread in threads:
-        while thread.is_alive():
-            try:
-                thread.join()
-            except BaseException as exc:  # noqa: BLE001 -- re-raised below
-                halt.set()
-                interrupted = interrupted or exc
-    if interrupted is not None:
-        raise interrupted
 
 
 def _check_common(learner):
@@ -385,7 +343,7 @@ class _HingeSGD(WeightsModel, _PairwiseSGD):
                                                threads * per_lane, block, self,
                                                cycles=self._cycles()):
             refold(w, FOLD_MARGIN)
-            _in_lanes(lambda lanes, p: sgd_lane(rows, w, pos_rows, neg_rows, lanes, p, rule,
+            in_lanes(lambda lanes, p: sgd_lane(rows, w, pos_rows, neg_rows, lanes, p, rule,
                                                 scheds[p]), threads)
         close_lanes(w)
         self.t_ += threads * per_lane
@@ -1013,7 +971,7 @@ class AdaDSGD(ElasticNetModel, _PairwiseSGD):
             for pos_rows, neg_rows in _pair_blocks(self.random_state_, pos, neg,
                                                    threads * per_lane, block):
                 refold(w, FOLD_MARGIN)
-                _in_lanes(lambda lanes, p: square_lane(rows, w, pos_rows, neg_rows, lanes, p,
+                in_lanes(lambda lanes, p: square_lane(rows, w, pos_rows, neg_rows, lanes, p,
                                                        step), threads)
             close_lanes(w)
             n_steps = threads * per_lane

@@ -1,0 +1,140 @@
+"""The lane workers of n_jobs > 1 (aucopt.learners._lanes) and their hand-over cells."""
+import multiprocessing
+import threading
+import time
+
+import numpy as np
+import pytest
+
+from aucopt._kernels._pairwise import publish, wait_change
+from aucopt.learners import _lanes
+
+
+def _lane_threads():
+    return [t for t in threading.enumerate() if t.name == "aucopt-lane"]
+
+
+def test_wait_change_spins_until_the_cell_changes_or_gives_up():
+    cell = np.zeros(1, dtype=np.int64)
+    assert wait_change(cell, 0, 1000) == 0  # unchanged: gives up after its spins
+    publish(cell, 7)
+    assert cell[0] == 7 and wait_change(cell, 0, 1000) == 7
+
+    def later():
+        time.sleep(0.02)
+        publish(cell, 8)
+
+    thread = threading.Thread(target=later)
+    thread.start()
+    assert wait_change(cell, 7, 1 << 40) == 8  # sees another thread's store
+    thread.join()
+    with pytest.raises(ValueError, match="one int64"):
+        wait_change(np.zeros(0, dtype=np.int64), 0, 1)
+    with pytest.raises(ValueError, match="one int64"):
+        publish(np.zeros(0, dtype=np.int64), 1)
+
+
+def _record(threads, calls=20):
+    """``calls`` calls of in_lanes: the (call, lane, thread) of every lane."""
+    seen = []
+    lock = threading.Lock()
+
+    def lane(lanes, p, call):
+        with lock:
+            seen.append((call, p, threading.get_ident()))
+
+    for call in range(calls):
+        _lanes.in_lanes(lambda lanes, p: lane(lanes, p, call), threads)
+    return seen
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_every_lane_runs_once_per_call_on_workers_kept_between_calls(threads):
+    seen = _record(threads)
+    assert sorted((c, p) for c, p, _ in seen) == [(c, p) for c in range(20)
+                                                 for p in range(threads)]
+    caller = threading.get_ident()
+    assert all(ident == caller for _, p, ident in seen if p == 0)
+    # lanes 1.. run on the same worker threads call after call, none of them the caller
+    others = {ident for _, p, ident in seen if p > 0}
+    assert caller not in others and len(others) == threads - 1
+    assert len(_lane_threads()) >= threads - 1
+
+
+def test_a_sleeping_worker_wakes_for_the_next_block(monkeypatch):
+    monkeypatch.setattr(_lanes, "LANE_SPINS", 10)  # gives up spinning at once
+    for _ in range(3):
+        assert len(_record(2, calls=2)) == 4
+        time.sleep(0.02)
+
+
+def _until_halted(lanes, seconds=10):
+    """Wait (at most ``seconds``) for another lane to halt ``lanes``; whether it did."""
+    deadline = time.perf_counter() + seconds
+    while not lanes.halted() and time.perf_counter() < deadline:
+        time.sleep(0.001)
+    return lanes.halted()
+
+
+def test_a_failing_lane_halts_the_others_and_is_raised_and_the_workers_go_on():
+    halted = []
+
+    def lane(lanes, p):
+        if p == 1:
+            raise MemoryError("lane 1")
+        halted.append(_until_halted(lanes))
+
+    with pytest.raises(MemoryError, match="lane 1"):
+        _lanes.in_lanes(lane, 2)
+    assert halted == [True]
+    assert len(_record(2, calls=3)) == 6  # the worker serves the next call
+
+
+def test_the_callers_failure_waits_for_the_other_lanes():
+    finished = []
+
+    def lane(lanes, p):
+        if p == 0:
+            raise KeyError("lane 0")
+        finished.append((p, _until_halted(lanes)))
+
+    with pytest.raises(KeyError, match="lane 0"):
+        _lanes.in_lanes(lane, 3)
+    assert sorted(finished) == [(1, True), (2, True)]  # ended before the error left
+
+
+def test_two_passes_at_once_share_the_workers_one_after_the_other():
+    results, errors = [], []
+
+    def run():
+        try:
+            results.append(_record(2, calls=30))
+        except BaseException as exc:  # noqa: BLE001 -- checked below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=run) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    assert not errors and len(results) == 2
+    assert all(len(r) == 60 for r in results)
+
+
+def _child(queue):
+    queue.put(len(_record(2, calls=3)))
+
+
+@pytest.mark.skipif("fork" not in multiprocessing.get_all_start_methods(),
+                    reason="no fork on this platform")
+def test_a_forked_child_starts_its_own_workers():
+    _record(2, calls=2)  # the parent has a worker
+    ctx = multiprocessing.get_context("fork")
+    queue = ctx.Queue()
+    child = ctx.Process(target=_child, args=(queue,))
+    child.start()
+    child.join(30)
+    if child.is_alive():  # hung on workers it does not have
+        child.kill()
+    assert child.exitcode == 0
+    assert queue.get(timeout=5) == 6
