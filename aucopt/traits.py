@@ -71,8 +71,9 @@ class Traits:
     monitor_rows : int or None
         ``n_epochs="auto"`` evaluates its objective after each pass on at most this
         many training rows, or ``1 /`` :data:`aucopt.driver.MONITOR_SHARE` of them
-        if more (a fixed random sample, drawn once; :func:`aucopt.driver.monitor_size`);
-        None: :data:`aucopt.driver.MONITOR_ROWS`. For a learner whose pass costs a
+        if more, never more than :data:`aucopt.driver.MONITOR_ROWS` (a fixed random
+        sample, drawn once; :func:`aucopt.driver.monitor_size`); None:
+        :data:`aucopt.driver.MONITOR_ROWS`. For a learner whose pass costs a
         few ``X @ w`` the rule's scoring of every row would cost it a large share
         of the fit.
     """
