@@ -19,6 +19,8 @@ def test_wait_change_spins_until_the_cell_changes_or_gives_up():
     assert wait_change(cell, 0, 1000) == 0  # unchanged: gives up after its spins
     publish(cell, 7)
     assert cell[0] == 7 and wait_change(cell, 0, 1000) == 7
+    assert wait_change(cell, 0, 0) == 7  # no spin: still one read of the cell
+    assert wait_change(cell, 7, 0) == 7
 
     def later():
         time.sleep(0.02)
@@ -59,6 +61,14 @@ def test_every_lane_runs_once_per_call_on_workers_kept_between_calls(threads):
     others = {ident for _, p, ident in seen if p > 0}
     assert caller not in others and len(others) == threads - 1
     assert len(_lane_threads()) >= threads - 1
+
+
+def test_more_lanes_than_cores_wait_asleep(monkeypatch):
+    """With more lanes than cores nobody spins (spins=0): every hand-over goes
+    through the sleeping path, many times in a row."""
+    monkeypatch.setattr(_lanes, "n_threads", lambda n_jobs: 1)
+    for threads in (2, 3):
+        assert len(_record(threads, calls=200)) == 200 * threads
 
 
 def test_a_sleeping_worker_wakes_for_the_next_block(monkeypatch):

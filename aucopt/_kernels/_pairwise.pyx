@@ -246,21 +246,22 @@ cdef extern from *:
 
 
 def wait_change(int64_t[::1] cell not None, int64_t value, int64_t spins):
-    """Spin, with the GIL released, while ``cell[0] == value``, at most ``spins``
-    times (a spin-wait hint each); returns ``cell[0]`` (``value``: it did not change).
-    The read is an acquire: what the writer of the new value wrote before
+    """Read ``cell[0]``, and while it equals ``value`` spin, with the GIL released,
+    reading it again, at most ``spins`` times (a spin-wait hint each); returns the
+    last value read (``value``: it did not change; with ``spins=0`` the one read).
+    The reads are acquires: what the writer of the new value wrote before
     :func:`publish` is visible after. For a lane worker waiting for its next block
     a few milliseconds awake, instead of a sleep the system takes milliseconds to
     wake from (aucopt.learners._lanes)."""
-    cdef int64_t k, seen = value
+    cdef int64_t k = 0, seen
     if cell.shape[0] < 1:
         raise ValueError("cell must hold one int64")
     with nogil:
-        for k in range(spins):
-            seen = aucopt_load_acquire(&cell[0])
-            if seen != value:
-                break
+        seen = aucopt_load_acquire(&cell[0])
+        while seen == value and k < spins:
             AUCOPT_RELAX()
+            seen = aucopt_load_acquire(&cell[0])
+            k += 1
     return seen
 
 
