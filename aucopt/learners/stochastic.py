@@ -57,12 +57,13 @@ from aucopt.validation import (check_choice, check_count, check_n_jobs, check_po
 # Pairs are drawn and handed to the kernel in blocks: bounded memory whatever n.
 PAIR_BLOCK = 1 << 16
 # With n_jobs > 1, each thread takes at least this many steps of a pass (else one
-# thread does the pass): starting the threads of a block costs ~0.1 ms.
+# thread does the pass): handing a block to the lanes costs ~0.1 ms, more when a
+# worker had gone to sleep (aucopt.learners._lanes).
 LANE_STEPS = 2048
 # SAM / ASAM / PSAM: n_epochs="auto" evaluates the objective on at most this many
 # training rows (traits.monitor_rows). Scoring every row after each pass cost a PSAM
-# fit on 20 Newsgroups a third of its time (X @ coef_, 2.0-2.5 ms, against a pass of
-# 8-9 ms); on this many rows it costs 0.3 ms. Passes / test AUC of the default fits,
+# fit on 20 Newsgroups a fifth of its time (2.9 ms with the sorts, against a pass of
+# 8-10 ms); on this many rows 1.1-1.3 ms. Passes / test AUC of the default fits,
 # seeds 0-5, all rows (20,000) against 4,096: news20, sector, webkb_course the same
 # passes; reuters_acq PSAM the same, ASAM one seed 5 -> 6 passes; SAM news20 two
 # seeds 9 -> 8; w8a, a9a, ijcnn1_val, letter_z (PSAM) passes moved on 2-4 seeds
@@ -344,7 +345,7 @@ class _HingeSGD(WeightsModel, _PairwiseSGD):
                                                cycles=self._cycles()):
             refold(w, FOLD_MARGIN)
             in_lanes(lambda lanes, p: sgd_lane(rows, w, pos_rows, neg_rows, lanes, p, rule,
-                                                scheds[p]), threads)
+                                               scheds[p]), threads)
         close_lanes(w)
         self.t_ += threads * per_lane
         return scheds[0]
@@ -972,7 +973,7 @@ class AdaDSGD(ElasticNetModel, _PairwiseSGD):
                                                    threads * per_lane, block):
                 refold(w, FOLD_MARGIN)
                 in_lanes(lambda lanes, p: square_lane(rows, w, pos_rows, neg_rows, lanes, p,
-                                                       step), threads)
+                                                      step), threads)
             close_lanes(w)
             n_steps = threads * per_lane
         else:
