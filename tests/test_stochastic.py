@@ -552,6 +552,26 @@ def test_hinge_lanes_one_after_another_equal_the_plain_lane_steps(rule, name, sp
     assert w.py_sqnorm() == pytest.approx(ref_w @ ref_w, rel=1e-10)  # recomputed
 
 
+def test_close_lanes_without_norm_leaves_it_to_the_fold():
+    """close_lanes(w, norm=False) skips its O(d) norm pass: the fold after it
+    recomputes ||v||^2, to the same bits as closing with the norm and folding."""
+    X, y = _data()
+    pi, nj = _draws(y, 300)
+    rows = RowSource(sp.csr_matrix(X))
+    norms = []
+    for norm in (True, False):
+        w = Weights(np.zeros((X.shape[1], 2)), averaging=True)
+        scheds = [Schedule(0.05, 3.0, 4, 7, avg_power=2.0) for _ in range(2)]
+        open_lanes(w)
+        for lane in (0, 1):
+            sgd_lane(rows, w, pi, nj, Lanes(2), lane, HingeProx(), scheds[lane])
+        close_lanes(w, norm=norm)
+        w.py_fold()
+        norms.append(w.py_sqnorm())
+        assert w.py_sqnorm() == pytest.approx(w.coef() @ w.coef(), rel=1e-12)
+    assert norms[0] == norms[1]
+
+
 @pytest.mark.parametrize("sparse", [False, True])
 @pytest.mark.parametrize("l1, l2, lanes, order", [(0.0, 0.3, 2, (1, 0)), (0.02, 0.1, 3, (0, 2, 1)),
                                                    (0.5, 0.0, 2, (0, 1))])

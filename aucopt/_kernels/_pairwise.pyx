@@ -31,9 +31,10 @@ to convergence by Hogwild's analysis). The state's scalars have one writer: the
 average's snapshots and, for the elastic net, the lazy proximal steps of all
 lanes (one step combining ``P`` per own step); the other lanes only read them, so
 none is lost. Each lane counts its own steps for the step size. The maintained
-``||v||^2`` is not kept by the lanes (:func:`close_lanes` recomputes it); folds are
-held (``hold_folds``) and done between blocks (:func:`refold`), which the caller
-keeps short enough for the scale to stay within the fold band.
+``||v||^2`` is not kept by the lanes (:func:`close_lanes`, or the fold after it,
+recomputes it); folds are held (``hold_folds``) and done between blocks
+(:func:`refold`), which the caller keeps short enough for the scale to stay within
+the fold band.
 """
 from cpython.pycapsule cimport PyCapsule_GetPointer
 from libc.math cimport fabs, pow
@@ -578,15 +579,19 @@ def refold(w, double margin):
             en.fold()
 
 
-def close_lanes(w):
+def close_lanes(w, bint norm=True):
     """After the lanes of a pass: folds as usual again, a fold still due done, and
-    ``||v||^2`` recomputed (the lanes do not keep it)."""
+    ``||v||^2`` recomputed (the lanes do not keep it), an O(d) pass; ``norm=False``
+    leaves that to a fold the caller does next (which recomputes it anyway: a PSAM
+    pass on 20 Newsgroups' 130,108 features saves 0.11 ms of its 5-6 ms on two
+    threads)."""
     if isinstance(w, Weights):
         (<Weights>w).hold_folds = False
-        (<Weights>w).defer_norm = False
+        (<Weights>w).defer_norm = not norm
         if (<Weights>w).fold_due:
             (<Weights>w).fold()
-        (<Weights>w).dense_end()
+        elif norm:
+            (<Weights>w).dense_end()
     else:
         (<ElasticNetWeights>w).hold_folds = False
         if (<ElasticNetWeights>w).fold_due:

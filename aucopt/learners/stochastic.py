@@ -346,7 +346,7 @@ class _HingeSGD(WeightsModel, _PairwiseSGD):
             refold(w, FOLD_MARGIN)
             in_lanes(lambda lanes, p: sgd_lane(rows, w, pos_rows, neg_rows, lanes, p, rule,
                                                scheds[p]), threads)
-        close_lanes(w)
+        close_lanes(w, norm=not settles(w, rows.n_rows))  # _pass's settle folds
         self.t_ += threads * per_lane
         return scheds[0]
 
@@ -974,8 +974,8 @@ class AdaDSGD(ElasticNetModel, _PairwiseSGD):
                 refold(w, FOLD_MARGIN)
                 in_lanes(lambda lanes, p: square_lane(rows, w, pos_rows, neg_rows, lanes, p,
                                                       step), threads)
-            close_lanes(w)
             n_steps = threads * per_lane
+            close_lanes(w, norm=not settles(w, n_steps))  # the settle below folds
         else:
             for pos_rows, neg_rows in _pair_blocks(self.random_state_, pos, neg, n_steps):
                 square_prox_pairs(rows, w, pos_rows, neg_rows, step)
