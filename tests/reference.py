@@ -110,18 +110,44 @@ def optroc_bruteforce(y, s, slope=None):
 # ---- stochastic pairwise learners (issue 3) ----
 
 def hinge_pair_steps(X, pos_rows, neg_rows, lam, t0, rskip, rule="subgradient",
-                     askip=0, avg_power=0.0):
+                     askip=0, avg_power=0.0, schedule_after=False):
     """SAM / ASAM / PSAM steps written plainly (D Alg. 10 / 11).
 
     ``rule="subgradient"``: ``w += eta z`` when ``w.z < 1``; ``rule="prox"``:
-    ``w = hinge_prox(w, z, eta)``. Scheduled shrink every ``rskip`` steps; with
-    ``askip > 0`` a snapshot of ``w`` every ``askip`` steps, the one after step ``t``
-    weighted by ``t ** avg_power`` (0: the plain running mean).
-    Returns ``(w, weighted mean of the snapshots or None)``; one lane of
-    :func:`lane_hinge_pair_steps`.
+    ``w = hinge_prox(w, z, eta)``, ``eta = 1 / (lam (t + t0))`` at step ``t``.
+    Scheduled shrink every ``rskip`` steps; with ``askip > 0`` a snapshot of ``w``
+    every ``askip`` steps, the one after step ``t`` weighted by ``t ** avg_power``
+    (0: the plain running mean). ``schedule_after``: every step first, then the
+    schedule of every step (threads, ``aucopt._kernels._pairwise``: a lane other
+    than the lead took all the pairs, and the lead applies the schedule after them).
+    Returns ``(w, weighted mean of the snapshots or None)``.
     """
-    return lane_hinge_pair_steps(X, pos_rows, neg_rows, 1, (0,), lam, t0, rskip, rule, askip,
-                                 avg_power)
+    X = np.asarray(X, dtype=np.float64)
+    w = np.zeros(X.shape[1])
+    total, weights = np.zeros(X.shape[1]), 0.0
+
+    def schedule(w, t, total, weights):
+        if t % rskip == 0:
+            r = 1.0 - rskip / (t + t0)
+            if r < 0.8:
+                r = (1.0 - 1.0 / (t + t0)) ** rskip
+            w = r * w
+        if askip and t % askip == 0:
+            total, weights = total + t ** avg_power * w, weights + t ** avg_power
+        return w, total, weights
+
+    for t, k in enumerate(range(len(pos_rows)), start=1):
+        z = X[pos_rows[k]] - X[neg_rows[k]]
+        eta = 1.0 / (lam * (t + t0))
+        if rule == "prox":
+            w = hinge_prox(w, z, eta)
+        elif w @ z < 1.0:
+            w = w + eta * z
+        if not schedule_after:
+            w, total, weights = schedule(w, t, total, weights)
+    for t in range(1, len(pos_rows) + 1) if schedule_after else ():
+        w, total, weights = schedule(w, t, total, weights)
+    return w, (total / weights if weights else None)
 
 
 def hinge_prox(w, z, lam):
@@ -135,22 +161,31 @@ def hinge_prox(w, z, lam):
     return w + lam * min(1.0, max(0.0, (1.0 - w @ z) / (lam * zz))) * z
 
 
-def square_prox_pair_steps(X, pos_rows, neg_rows, step, weight, l1, l2, w=None, cap=0.0):
+def square_prox_pair_steps(X, pos_rows, neg_rows, step, weight, l1, l2, w=None, cap=0.0,
+                           prox_after=False):
     """adaDSGD inner steps (A Alg. 1, eqs. 10-11, 24 corrected), with the
     elastic-net prox applied to EVERY coordinate at every step::
 
         w <- w + step weight 2 (1 - w.z) z ;  w <- soft(w, step l1) / (1 + step l2)
 
     With ``cap > 0`` a pair's step is multiplied by ``min(1, cap / max(||x_i||^2,
-    ||x_j||^2))``."""
+    ||x_j||^2))``. ``prox_after``: every gradient step first, then the prox of
+    every step (threads: a lane other than the lead took all the pairs, and the
+    lead applies the proximal steps after them)."""
     X = np.asarray(X, dtype=np.float64)
     w = np.zeros(X.shape[1]) if w is None else np.array(w, dtype=np.float64)
+
+    def prox(w):
+        return np.sign(w) * np.maximum(0.0, np.abs(w) - step * l1) / (1.0 + step * l2)
+
     for i, j in zip(pos_rows, neg_rows):
         z = X[i] - X[j]
         longest = max(X[i] @ X[i], X[j] @ X[j])
         c = min(1.0, cap / longest) if cap > 0 and longest > 0 else 1.0
         w = w + c * step * weight * 2.0 * (1.0 - w @ z) * z
-        w = np.sign(w) * np.maximum(0.0, np.abs(w) - step * l1) / (1.0 + step * l2)
+        w = w if prox_after else prox(w)
+    for _ in range(len(pos_rows)) if prox_after else ():
+        w = prox(w)
     return w
 
 
@@ -714,52 +749,6 @@ def sketched_square_minimiser(Z, q, counts, sums, lam):
         Zc = Z[c] - np.outer(m[c], q[c])
         A += Zc @ Zc.T / counts[c]
     return np.linalg.solve(A, delta)
-
-
-def lane_hinge_pair_steps(X, pos_rows, neg_rows, lanes, order, lam, t0, rskip,
-                          rule="subgradient", askip=0, avg_power=0.0):
-    """SAM / ASAM / PSAM lanes (``aucopt._kernels._pairwise``, "Threads") run one
-    after another in ``order``: lane ``p`` takes pairs ``p, p + lanes, ...`` with the
-    step size of its own step count; only lane 0 (the lead) applies the shrinks and
-    snapshots of :func:`hinge_pair_steps`, at its own step counts. Returns ``(w,
-    weighted mean of the snapshots or None)``."""
-    X = np.asarray(X, dtype=np.float64)
-    w = np.zeros(X.shape[1])
-    total, weights = np.zeros(X.shape[1]), 0.0
-    for lane in order:
-        for t, k in enumerate(range(lane, len(pos_rows), lanes), start=1):
-            z = X[pos_rows[k]] - X[neg_rows[k]]
-            eta = 1.0 / (lam * (t + t0))
-            if rule == "prox":
-                w = hinge_prox(w, z, eta)
-            elif w @ z < 1.0:
-                w = w + eta * z
-            if lane != 0:
-                continue
-            if t % rskip == 0:
-                r = 1.0 - rskip / (t + t0)
-                if r < 0.8:
-                    r = (1.0 - 1.0 / (t + t0)) ** rskip
-                w = r * w
-            if askip and t % askip == 0:
-                total, weights = total + t ** avg_power * w, weights + t ** avg_power
-    return w, (total / weights if weights else None)
-
-
-def lane_square_prox_pair_steps(X, pos_rows, neg_rows, lanes, order, step, weight, l1, l2):
-    """adaDSGD lanes run one after another in ``order`` (as
-    :func:`lane_hinge_pair_steps`): every lane takes the gradient steps of
-    :func:`square_prox_pair_steps` on its pairs; only lane 0 applies the elastic
-    net's prox, ``lanes`` times after each of its steps."""
-    X = np.asarray(X, dtype=np.float64)
-    w = np.zeros(X.shape[1])
-    for lane in order:
-        for k in range(lane, len(pos_rows), lanes):
-            z = X[pos_rows[k]] - X[neg_rows[k]]
-            w = w + step * weight * 2.0 * (1.0 - w @ z) * z
-            for _ in range(lanes if lane == 0 else 0):
-                w = np.sign(w) * np.maximum(0.0, np.abs(w) - step * l1) / (1.0 + step * l2)
-    return w
 
 
 def auc_pairs_weighted(y, s, w):

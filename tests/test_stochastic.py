@@ -16,16 +16,17 @@ import scipy.optimize
 import scipy.sparse as sp
 
 import aucopt
-from aucopt._kernels._pairwise import (CallbackRule, HingeProx, Lanes, Schedule, SquareStep, Subgradient,
-                                       close_lanes, open_lanes, refold, sgd_lane, sgd_pairs,
-                                       shuffled_cycles, square_lane, square_prox_pairs)
+from aucopt._kernels._pairwise import (LANE_CHUNK, CallbackRule, HingeProx, Lanes, Schedule,
+                                       SquareStep, Subgradient, close_lanes, open_lanes, refold,
+                                       sgd_lane, sgd_pairs, shuffled_cycles, square_lane,
+                                       square_prox_pairs)
 from aucopt._kernels._rows import RowSource
 from aucopt._kernels._weights import ElasticNetWeights, Weights, row_add
 from aucopt.datasets import Scaler, load, split
 from aucopt.learners import stochastic
+from aucopt.learners._lanes import in_lanes
 from aucopt.metrics import roc_auc
-from reference import (auc_pairs, hinge_pair_steps, hinge_prox, lane_hinge_pair_steps,
-                       lane_square_prox_pair_steps, pairwise_hinge_objective,
+from reference import (auc_pairs, hinge_pair_steps, hinge_prox, pairwise_hinge_objective,
                        square_prox_pair_steps)
 
 LEARNERS = ["sam", "asam", "psam", "adadsgd"]
@@ -526,30 +527,66 @@ def test_a_rule_that_needs_the_rows_norms_refuses_rows_without_them():
 
 @pytest.mark.parametrize("rule, name", [(Subgradient, "subgradient"), (HingeProx, "prox")])
 @pytest.mark.parametrize("sparse", [False, True])
-@pytest.mark.parametrize("lanes, order, rskip, askip, avg_power", [
-    (2, (1, 0), 3, 7, 0.0), (3, (2, 0, 1), 1, 0, 0.0), (2, (0, 1), 16, 1, 2.0)])
-def test_hinge_lanes_one_after_another_equal_the_plain_lane_steps(rule, name, sparse, lanes,
-                                                                  order, rskip, askip,
-                                                                  avg_power):
-    """The lanes' logic without the races: run serially, lane 0 alone shrinks and
-    snapshots, every lane steps with its own count."""
+@pytest.mark.parametrize("lanes, first, rskip, askip, avg_power", [
+    (2, 1, 3, 7, 0.0), (3, 2, 1, 0, 0.0), (2, 0, 16, 1, 2.0), (3, 0, 3, 7, 8.0)])
+def test_lanes_one_after_another_take_every_pair_in_the_first(rule, name, sparse, lanes,
+                                                              first, rskip, askip,
+                                                              avg_power):
+    """The lanes' logic without the races: run one after another on one Lanes, the
+    first claims every pair. The lead first: the sequential steps and schedule, bit
+    for bit as sgd_pairs. Another lane first: the steps with the step sizes of their
+    places, then the lead applies the schedule of every step."""
     X, y = _data()
-    pi, nj = _draws(y, 300)
+    pi, nj = _draws(y, 300)  # three claims of LANE_CHUNK
     lam, t0 = 0.05, 3.0
     w = Weights(np.zeros((X.shape[1], 2)), averaging=True)
     rows = RowSource(sp.csr_matrix(X) if sparse else X)
     scheds = [Schedule(lam, t0, rskip, askip, avg_power=avg_power) for _ in range(lanes)]
+    block = Lanes(lanes)
     open_lanes(w)
-    for lane in order:
-        sgd_lane(rows, w, pi, nj, Lanes(lanes), lane, rule(), scheds[lane])
+    for lane in [first] + [p for p in range(lanes) if p != first]:
+        sgd_lane(rows, w, pi, nj, block, lane, rule(), scheds[lane])
     close_lanes(w)
-    ref_w, ref_avg = lane_hinge_pair_steps(X, pi, nj, lanes, order, lam, t0, rskip, name,
-                                           askip, avg_power)
+    ref_w, ref_avg = hinge_pair_steps(X, pi, nj, lam, t0, rskip, name, askip, avg_power,
+                                      schedule_after=first != 0)
     _close(w.coef(), ref_w)
     if askip:
         _close(w.average(), ref_avg)
-    assert [s.t for s in scheds] == [len(range(p, 300, lanes)) for p in range(lanes)]
+    assert scheds[0].t == 300  # the lead's count: every step of the block
     assert w.py_sqnorm() == pytest.approx(ref_w @ ref_w, rel=1e-10)  # recomputed
+    if first == 0:
+        one = Weights(np.zeros((X.shape[1], 2)), averaging=True)
+        sched = Schedule(lam, t0, rskip, askip, avg_power=avg_power)
+        sgd_pairs(rows, one, pi, nj, rule(), sched)
+        one.py_fold()
+        w.py_fold()
+        np.testing.assert_array_equal(w.coef(), one.coef())
+        np.testing.assert_array_equal(w.average(), one.average())
+        assert (sched.t, sched.rcount, sched.acount) == (
+            scheds[0].t, scheds[0].rcount, scheds[0].acount)
+
+
+@pytest.mark.parametrize("askip", [0, 7])
+def test_lanes_on_threads_keep_the_schedule_of_one_thread(askip):
+    """However the threads share a block's pairs, the lead applies the schedule of
+    every step in order: the scale, the average's snapshot sums and the counts after
+    the block are those of one thread, exactly (only the coordinates differ)."""
+    X, y = _data()
+    pi, nj = _draws(y, 40 * LANE_CHUNK, seed=2)
+    rows = RowSource(sp.csr_matrix(X))
+    one = Weights(np.zeros((X.shape[1], 2)), averaging=True)
+    sched = Schedule(0.05, 3.0, 3, askip, avg_power=2.0)
+    sgd_pairs(rows, one, pi, nj, HingeProx(), sched)
+    w = Weights(np.zeros((X.shape[1], 2)), averaging=True)
+    scheds = [Schedule(0.05, 3.0, 3, askip, avg_power=2.0) for _ in range(2)]
+    open_lanes(w)
+    in_lanes(lambda block, p: sgd_lane(rows, w, pi, nj, block, p, HingeProx(), scheds[p]), 2)
+    assert w.fold_due == one.fold_due
+    assert (w.scale, w.avg_c, w.avg_q) == (one.scale, one.avg_c, one.avg_q)
+    assert (scheds[0].t, scheds[0].rcount, scheds[0].acount) == (sched.t, sched.rcount,
+                                                                 sched.acount)
+    close_lanes(w)
+    assert np.abs(w.coef() - one.coef()).max() < 0.1 * np.abs(one.coef()).max()
 
 
 def test_close_lanes_without_norm_leaves_it_to_the_fold():
@@ -572,22 +609,46 @@ def test_close_lanes_without_norm_leaves_it_to_the_fold():
     assert norms[0] == norms[1]
 
 
-@pytest.mark.parametrize("sparse", [False, True])
-@pytest.mark.parametrize("l1, l2, lanes, order", [(0.0, 0.3, 2, (1, 0)), (0.02, 0.1, 3, (0, 2, 1)),
-                                                   (0.5, 0.0, 2, (0, 1))])
-def test_square_lanes_one_after_another_equal_the_plain_lane_steps(sparse, l1, l2, lanes,
-                                                                   order):
+def test_square_lanes_on_threads_keep_the_proximal_steps_of_one_thread():
+    """adaDSGD's lead applies the proximal step of every pair in order, however the
+    threads share the block: the lazy products P and R after it are one thread's."""
     X, y = _data(1)
-    pi, nj = _draws(y, 240)
+    pi, nj = _draws(y, 40 * LANE_CHUNK, seed=3)
+    rows = RowSource(sp.csr_matrix(X))
+    s = SquareStep(0.01, 0.7, 0.01 * 0.02, 1 + 0.01 * 0.1)
+    one = ElasticNetWeights(ElasticNetWeights.fresh(X.shape[1]))
+    square_prox_pairs(rows, one, pi, nj, s)
+    w = ElasticNetWeights(ElasticNetWeights.fresh(X.shape[1]))
+    open_lanes(w)
+    in_lanes(lambda block, p: square_lane(rows, w, pi, nj, block, p, s), 2)
+    assert (w.P, w.R, w.fold_due) == (one.P, one.R, one.fold_due)
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("l1, l2, lanes, first", [(0.0, 0.3, 2, 1), (0.02, 0.1, 3, 0),
+                                                   (0.5, 0.0, 2, 0), (0.02, 0.1, 3, 2)])
+def test_square_lanes_one_after_another_take_every_pair_in_the_first(sparse, l1, l2, lanes,
+                                                                     first):
+    """adaDSGD's lanes one after another on one Lanes: the lead first is the
+    sequential loop bit for bit; another lane first takes the gradient steps, then
+    the lead applies the proximal step of every pair."""
+    X, y = _data(1)
+    pi, nj = _draws(y, 300)
     step, weight = 0.05, 0.7
+    s = SquareStep(step, weight, step * l1, 1 + step * l2)
     w = ElasticNetWeights(ElasticNetWeights.fresh(X.shape[1]))
     rows = RowSource(sp.csr_matrix(X) if sparse else X)
+    block = Lanes(lanes)
     open_lanes(w)
-    for lane in order:
-        square_lane(rows, w, pi, nj, Lanes(lanes), lane,
-                    SquareStep(step, weight, step * l1, 1 + step * l2))
+    for lane in [first] + [p for p in range(lanes) if p != first]:
+        square_lane(rows, w, pi, nj, block, lane, s)
     close_lanes(w)
-    _close(w.coef(), lane_square_prox_pair_steps(X, pi, nj, lanes, order, step, weight, l1, l2))
+    _close(w.coef(), square_prox_pair_steps(X, pi, nj, step, weight, l1, l2,
+                                            prox_after=first != 0))
+    if first == 0:
+        one = ElasticNetWeights(ElasticNetWeights.fresh(X.shape[1]))
+        square_prox_pairs(rows, one, pi, nj, s)
+        np.testing.assert_array_equal(w.coef(), one.coef())
 
 
 def test_lanes_hold_folds_until_refold_between_blocks():

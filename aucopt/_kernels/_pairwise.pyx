@@ -23,18 +23,26 @@ Threads
 With ``n_jobs > 1`` ``P`` threads run the steps of one block of pairs at once on the
 *same* weight vector, without locks: Hogwild (Recht, Re, Wright & Niu, "Hogwild!:
 A Lock-Free Approach to Parallelizing Stochastic Gradient Descent", NIPS 2011).
-Lane ``p`` takes the pairs ``p, p + P, p + 2P, ...`` of the block and reads and
-adds to the shared state as it goes; when two lanes write one coordinate at the
-same moment, one of the two updates can be lost (rare on sparse rows, and harmless
-to convergence by Hogwild's analysis). The state's scalars have one writer: the
-*lead* lane (``p = 0``) alone applies the schedule's L2 shrinks (the scale), the
-average's snapshots and, for the elastic net, the lazy proximal steps of all
-lanes (one step combining ``P`` per own step); the other lanes only read them, so
-none is lost. Each lane counts its own steps for the step size. The maintained
-``||v||^2`` is not kept by the lanes (:func:`close_lanes`, or the fold after it,
-recomputes it); folds are held (``hold_folds``) and done between blocks
-(:func:`refold`), which the caller keeps short enough for the scale to stay within
-the fold band.
+The lanes read and add to the shared state as they go; when two lanes write one
+coordinate at the same moment, one of the two updates can be lost (rare on sparse
+rows, and harmless to convergence by Hogwild's analysis).
+
+The lanes (:func:`sgd_lane`, :func:`square_lane`) claim the block's pairs from a
+shared cursor, :data:`LANE_CHUNK` at a time, until none is left: a lane that
+falls behind takes fewer pairs, and holds the others up at the end of the block
+for at most the claim it is working on. Pair ``k`` of the block is step ``t + k +
+1`` whichever lane takes it, with that step's size. The state's scalars have one
+writer: the *lead* lane (``p = 0``) applies the schedule of every step in order,
+the other lanes' included (before its own next step, and after its last claim
+for the rest of the block): SAM / ASAM / PSAM's L2 shrinks and the average's
+snapshots, adaDSGD's lazy elastic-net proximal steps. So the scale (the
+elastic net's products), the average's snapshot sums and the schedule's counts
+after a block are those of one thread, exactly; only the coordinates depend on
+how the lanes interleave, and one lane that takes every pair is the sequential
+loop, bit for bit. The maintained ``||v||^2`` is not kept by the lanes
+(:func:`close_lanes`, or the fold after it, recomputes it); folds are held
+(``hold_folds``) and done between blocks (:func:`refold`), which the caller keeps
+short enough for the scale to stay within the fold band.
 """
 from cpython.pycapsule cimport PyCapsule_GetPointer
 from libc.math cimport fabs, pow
@@ -240,10 +248,22 @@ cdef extern from *:
     static inline void aucopt_store_release(int64_t* p, int64_t v) {
         __atomic_store_n(p, v, __ATOMIC_RELEASE);
     }
+    /* a lane's claim of the next pairs of a block: the cursor before the addition */
+    static inline int64_t aucopt_claim(int64_t* p, int64_t n) {
+        return __atomic_fetch_add(p, n, __ATOMIC_RELAXED);
+    }
     """
     void AUCOPT_RELAX() noexcept nogil
     int64_t aucopt_load_acquire(const int64_t* p) noexcept nogil
     void aucopt_store_release(int64_t* p, int64_t v) noexcept nogil
+    int64_t aucopt_claim(int64_t* p, int64_t n) noexcept nogil
+
+
+cdef enum:
+    # the pairs a lane of sgd_lane claims at a time (module docstring, "Threads")
+    _CHUNK = 128
+
+LANE_CHUNK = _CHUNK
 
 
 def wait_change(int64_t[::1] cell not None, int64_t value, int64_t spins):
@@ -274,10 +294,12 @@ def publish(int64_t[::1] cell not None, int64_t value):
 
 
 cdef class Lanes:
-    """The lanes of a block: their number, and a flag that stops them all (one
-    lane's Ctrl-C stops the others)."""
+    """The lanes of a block: their number, a flag that stops them all (one lane's
+    Ctrl-C stops the others), and the cursor from which :func:`sgd_lane` lanes
+    claim the block's pairs, :data:`LANE_CHUNK` at a time."""
     cdef readonly int n_lanes
     cdef int flag
+    cdef int64_t cursor
 
     def __init__(self, int n_lanes):
         if n_lanes < 1:
@@ -315,28 +337,54 @@ cdef class SquareStep:
 
 
 
+cdef inline int schedule_tick(Weights w, int64_t t, double t0, int64_t rskip,
+                              int64_t askip, double avg_power, int64_t* rcount,
+                              int64_t* acount) except -1 nogil:
+    """The schedule after step ``t``: the L2 shrink every ``rskip`` steps and the
+    average's snapshot every ``askip`` steps (:class:`Schedule`), counted down in
+    ``rcount`` / ``acount``."""
+    cdef double tt = <double>t + t0, r
+    rcount[0] -= 1
+    if rcount[0] <= 0:
+        r = 1.0 - <double>rskip / tt
+        if r < 0.8:
+            r = pow(1.0 - 1.0 / tt, <double>rskip)
+        w.scale_by(r)
+        rcount[0] = rskip
+    if askip > 0:
+        acount[0] -= 1
+        if acount[0] <= 0:
+            w.snapshot(1.0 if avg_power == 0.0 else pow(<double>t, avg_power))
+            acount[0] = askip
+    return 0
+
+
 cdef Py_ssize_t sgd_steps(RowSource X, Weights w, const int64_t* pos_rows,
-                          const int64_t* neg_rows, Py_ssize_t start, Py_ssize_t stride,
-                          Py_ssize_t stop, PairRule rule, Schedule sched, bint lead,
-                          uint16_t* positions, double* values, const int* halt,
+                          const int64_t* neg_rows, Py_ssize_t start, Py_ssize_t stop,
+                          Py_ssize_t end, int64_t base, PairRule rule, Schedule sched,
+                          bint lead, uint16_t* positions, double* values, const int* halt,
                           Py_ssize_t* work) except -1 nogil:
-    """The steps on pairs ``start, start + stride, ... < stop``; the schedule's shrinks
-    and snapshots only when ``lead``; ``positions`` / ``values``: the scratch of
-    ``pair_sqdist``. Ends early when ``halt`` is set; returns the
-    steps taken. The schedule is read into locals and written back at the end: the
-    lanes' Schedule objects may share cache lines, which per-step writes to them
-    would bounce between cores."""
+    """The steps on pairs ``start .. stop - 1`` of a block of ``end`` pairs whose pair
+    ``k`` is step ``base + k + 1`` (its step size ``1 / (lam (t + t0))``). With
+    ``lead``, ``sched`` applies the schedule (:func:`schedule_tick`) after every step
+    up to each of these, in order: those of other lanes first, then the pair's own
+    (with one lane on all the pairs, the sequential algorithm); ``sched.t`` is the
+    last step it ticked. ``positions`` / ``values``: the scratch of
+    ``pair_sqdist``. Ends early when ``halt`` is set; returns the steps taken. The
+    schedule is read into locals and written back at the end: the lanes' Schedule
+    objects may share cache lines, which per-step writes to them would bounce
+    between cores."""
     cdef Py_ssize_t k, i, j, ni, nj, taken = 0
     cdef const double* vi
     cdef const double* vj
     cdef const int32_t* ii
     cdef const int32_t* ij
     cdef Pair pair
-    cdef double eta, m, r, tt, step
+    cdef double eta, m, step
     cdef bint skip = rule.skip_satisfied
     cdef const double* norms = X.sqnorms if rule.needs_sqdist else NULL  # read by the rule
     cdef double lam = sched.lam, t0 = sched.t0, avg_power = sched.avg_power
-    cdef int64_t t = sched.t, rcount = sched.rcount, acount = sched.acount
+    cdef int64_t t, tick = sched.t, rcount = sched.rcount, acount = sched.acount
     cdef int64_t rskip = sched.rskip, askip = sched.askip
     pair.positions = positions
     pair.values = values
@@ -347,12 +395,16 @@ cdef Py_ssize_t sgd_steps(RowSource X, Weights w, const int64_t* pos_rows,
         while k < stop:
             if halt != NULL and aucopt_halted(halt):
                 break
-            t += 1
-            tt = <double>t + t0
-            eta = 1.0 / (lam * tt)
+            t = base + k + 1
+            eta = 1.0 / (lam * (<double>t + t0))
+            if lead:
+                while tick < t - 1:  # the steps other lanes took
+                    tick += 1
+                    schedule_tick(w, tick, t0, rskip, askip, avg_power, &rcount, &acount)
+                tick = t  # counted from here on, as the one thread counts a step
             i = pos_rows[k]
             j = neg_rows[k]
-            prefetch_pair(X, pos_rows, neg_rows, k, stride, stop, norms)
+            prefetch_pair(X, pos_rows, neg_rows, k, 1, end, norms)
             ni = row_of(X, i, &vi, &ii)
             nj = row_of(X, j, &vj, &ij)
             m = weights_margin(w, vi, ii, ni, vj, ij, nj)
@@ -363,26 +415,32 @@ cdef Py_ssize_t sgd_steps(RowSource X, Weights w, const int64_t* pos_rows,
                 if step != 0.0:
                     w.add_pair(step, vi, ii, ni, vj, ij, nj)
             if lead:
-                rcount -= 1
-                if rcount <= 0:
-                    r = 1.0 - <double>rskip / tt
-                    if r < 0.8:
-                        r = pow(1.0 - 1.0 / tt, <double>rskip)
-                    w.scale_by(r)
-                    rcount = rskip
-                if askip > 0:
-                    acount -= 1
-                    if acount <= 0:
-                        w.snapshot(1.0 if avg_power == 0.0 else pow(<double>t, avg_power))
-                        acount = askip
+                schedule_tick(w, t, t0, rskip, askip, avg_power, &rcount, &acount)
             poll(work, ni + nj + 8)
-            k += stride
+            k += 1
             taken += 1
     finally:
-        sched.t = t
+        if lead:
+            sched.t = tick
+            sched.rcount = rcount
+            sched.acount = acount
+    return taken
+
+
+cdef int finish_ticks(Weights w, Schedule sched, int64_t last) except -1 nogil:
+    """The lead's schedule after every step up to ``last`` it has not ticked (the
+    steps other lanes took after its own last one)."""
+    cdef int64_t tick = sched.t, rcount = sched.rcount, acount = sched.acount
+    try:
+        while tick < last:
+            tick += 1
+            schedule_tick(w, tick, sched.t0, sched.rskip, sched.askip, sched.avg_power,
+                          &rcount, &acount)
+    finally:
+        sched.t = tick
         sched.rcount = rcount
         sched.acount = acount
-    return taken
+    return 0
 
 
 cdef class _Scratch:
@@ -432,8 +490,8 @@ def sgd_pairs(RowSource X, Weights w, const int64_t[::1] pos_rows,
         return
     cdef _Scratch scratch = _Scratch(rule, X, pos_rows)
     with nogil:
-        sgd_steps(X, w, &pos_rows[0], &neg_rows[0], 0, 1, n_steps, rule, sched, True,
-                  scratch.positions, scratch.values, NULL, &work)
+        sgd_steps(X, w, &pos_rows[0], &neg_rows[0], 0, n_steps, n_steps, sched.t, rule,
+                  sched, True, scratch.positions, scratch.values, NULL, &work)
 
 
 cdef int _check_lane(RowSource X, const int64_t[::1] pos_rows, const int64_t[::1] neg_rows,
@@ -444,32 +502,53 @@ cdef int _check_lane(RowSource X, const int64_t[::1] pos_rows, const int64_t[::1
     return 0
 
 
+cdef inline bint claim(Lanes lanes, Py_ssize_t n, Py_ssize_t* start,
+                       Py_ssize_t* stop) noexcept nogil:
+    """The next pairs ``start .. stop - 1`` of a block of ``n`` for a lane: False
+    when none is left or the lanes are halted."""
+    if aucopt_halted(&lanes.flag):
+        return False
+    start[0] = <Py_ssize_t>aucopt_claim(&lanes.cursor, _CHUNK)
+    stop[0] = min(start[0] + _CHUNK, n)
+    return start[0] < n
+
+
 def sgd_lane(RowSource X, Weights w, const int64_t[::1] pos_rows,
              const int64_t[::1] neg_rows, Lanes lanes not None, int lane,
              PairRule rule not None, Schedule sched not None):
     """Lane ``lane`` of ``lanes.n_lanes`` threads (module docstring, "Threads"): the
-    steps of :func:`sgd_pairs` on the pairs ``lane, lane + n_lanes, ...``, on
-    weights the lanes share (prepared by :func:`open_lanes`); lane 0 leads.
-    Releases the GIL; call it from ``n_lanes`` threads at once."""
-    cdef Py_ssize_t work = 0
+    steps of :func:`sgd_pairs` on the pairs it claims from ``lanes``,
+    :data:`LANE_CHUNK` at a time, until none is left, on weights the lanes share
+    (prepared by :func:`open_lanes`). Pair ``k`` is step ``sched.t + k + 1`` (each
+    lane's ``sched.t`` is the step count before the block); lane 0 leads: its
+    ``sched`` applies the schedule after every step of the block, the other lanes'
+    included, and ends at ``sched.t + len(pos_rows)``. Releases the GIL; call it from
+    ``n_lanes`` threads at once, with one ``lanes`` for the block."""
+    cdef Py_ssize_t work = 0, n = pos_rows.shape[0], start, stop
+    cdef int64_t base = sched.t
+    cdef bint lead = lane == 0
     _check_sgd(X, w, rule, sched)
     _check_lane(X, pos_rows, neg_rows, lanes, lane)
-    if pos_rows.shape[0] == 0:
+    if n == 0:
         return
     cdef _Scratch scratch = _Scratch(rule, X, pos_rows)
     with nogil:
-        sgd_steps(X, w, &pos_rows[0], &neg_rows[0], lane, lanes.n_lanes, pos_rows.shape[0],
-                  rule, sched, lane == 0, scratch.positions, scratch.values, &lanes.flag, &work)
+        while claim(lanes, n, &start, &stop):
+            sgd_steps(X, w, &pos_rows[0], &neg_rows[0], start, stop, n, base, rule, sched,
+                      lead, scratch.positions, scratch.values, &lanes.flag, &work)
+        if lead and not aucopt_halted(&lanes.flag):
+            finish_ticks(w, sched, base + n)
 
 
 cdef Py_ssize_t square_steps(RowSource X, ElasticNetWeights w, const int64_t* pos_rows,
-                             const int64_t* neg_rows, Py_ssize_t start, Py_ssize_t stride,
-                             Py_ssize_t stop, double step, double weight, double theta,
-                             double shrink, double cap, bint lead, const int* halt,
-                             Py_ssize_t* work) except -1 nogil:
-    """adaDSGD's steps on pairs ``start, start + stride, ... < stop``, each followed
-    by the lazy proximal step ``(theta, shrink)`` when ``lead`` (as
-    :func:`sgd_steps`)."""
+                             const int64_t* neg_rows, Py_ssize_t start, Py_ssize_t stop,
+                             Py_ssize_t end, Py_ssize_t* proxed, double step, double weight,
+                             double theta, double shrink, double cap, bint lead,
+                             const int* halt, Py_ssize_t* work) except -1 nogil:
+    """adaDSGD's steps on pairs ``start .. stop - 1`` of a block of ``end`` pairs, with
+    ``lead`` each followed by the lazy proximal step ``(theta, shrink)``: those of
+    the pairs before it that ``proxed`` (the pairs whose step it applied) has not
+    reached first, the steps of other lanes (as :func:`sgd_steps`)."""
     cdef Py_ssize_t k, ni, nj, taken = 0
     cdef const double* vi
     cdef const double* vj
@@ -481,7 +560,11 @@ cdef Py_ssize_t square_steps(RowSource X, ElasticNetWeights w, const int64_t* po
     while k < stop:
         if halt != NULL and aucopt_halted(halt):
             break
-        prefetch_pair(X, pos_rows, neg_rows, k, stride, stop, norms)
+        if lead:
+            while proxed[0] < k:  # the steps other lanes took
+                w.prox_step(theta, shrink)
+                proxed[0] += 1
+        prefetch_pair(X, pos_rows, neg_rows, k, 1, end, norms)
         ni = row_of(X, pos_rows[k], &vi, &ii)
         nj = row_of(X, neg_rows[k], &vj, &ij)
         m = w.dot(vi, ii, ni)
@@ -492,8 +575,9 @@ cdef Py_ssize_t square_steps(RowSource X, ElasticNetWeights w, const int64_t* po
         w.add_pair(c, vi, ii, ni, vj, ij, nj)
         if lead:
             w.prox_step(theta, shrink)
+            proxed[0] = k + 1
         poll(work, 2 * (ni + nj) + 8)
-        k += stride
+        k += 1
         taken += 1
     return taken
 
@@ -512,7 +596,7 @@ def square_prox_pairs(RowSource X, ElasticNetWeights w,
     and ``shrink = 1 + step * l2``; the prox is applied just in time, so a step
     costs O(nnz).
     """
-    cdef Py_ssize_t n_steps = pos_rows.shape[0], work = 0
+    cdef Py_ssize_t n_steps = pos_rows.shape[0], work = 0, proxed = 0
     if w.n_features != X.n_features:
         raise ValueError("weights and rows differ in the number of features")
     _check_pairs(X, pos_rows, neg_rows)
@@ -520,32 +604,32 @@ def square_prox_pairs(RowSource X, ElasticNetWeights w,
     if n_steps == 0:
         return
     with nogil:
-        square_steps(X, w, &pos_rows[0], &neg_rows[0], 0, 1, n_steps, s.step, s.weight,
-                     s.theta, s.shrink, s.cap, True, NULL, &work)
+        square_steps(X, w, &pos_rows[0], &neg_rows[0], 0, n_steps, n_steps, &proxed,
+                     s.step, s.weight, s.theta, s.shrink, s.cap, True, NULL, &work)
 
 
 def square_lane(RowSource X, ElasticNetWeights w, const int64_t[::1] pos_rows,
                 const int64_t[::1] neg_rows, Lanes lanes not None, int lane,
                 SquareStep s not None):
     """Lane ``lane`` of ``lanes.n_lanes`` threads: :func:`square_prox_pairs` on the
-    pairs ``lane, lane + n_lanes, ...`` (as :func:`sgd_lane`). The lead lane applies,
-    per own step, the proximal steps of all lanes in one: ``n_lanes`` steps
-    ``soft(., theta) / shrink`` are ``soft(., theta (1 + shrink + ... +
-    shrink**(n_lanes - 1))) / shrink**n_lanes``."""
-    cdef Py_ssize_t work = 0
-    cdef int n_lanes = lanes.n_lanes
-    cdef double lead_theta = s.theta * sum(s.shrink ** k for k in range(n_lanes))
-    cdef double lead_shrink = s.shrink ** n_lanes
+    pairs it claims from ``lanes`` (as :func:`sgd_lane`). The lead lane applies the
+    proximal step of every pair of the block in order, the other lanes' included."""
+    cdef Py_ssize_t work = 0, n = pos_rows.shape[0], start, stop, proxed = 0
+    cdef bint lead = lane == 0
     if w.n_features != X.n_features:
         raise ValueError("weights and rows differ in the number of features")
     _check_lane(X, pos_rows, neg_rows, lanes, lane)
     check_cap(X, s.cap)
-    if pos_rows.shape[0] == 0:
+    if n == 0:
         return
     with nogil:
-        square_steps(X, w, &pos_rows[0], &neg_rows[0], lane, n_lanes, pos_rows.shape[0],
-                     s.step, s.weight, lead_theta, lead_shrink, s.cap, lane == 0,
-                     &lanes.flag, &work)
+        while claim(lanes, n, &start, &stop):
+            square_steps(X, w, &pos_rows[0], &neg_rows[0], start, stop, n, &proxed, s.step,
+                         s.weight, s.theta, s.shrink, s.cap, lead, &lanes.flag, &work)
+        if lead and not aucopt_halted(&lanes.flag):
+            while proxed < n:
+                w.prox_step(s.theta, s.shrink)
+                proxed += 1
 
 
 def open_lanes(w):

@@ -129,13 +129,10 @@ def _pair_blocks(rng, pos, neg, n_steps, block=None, learner=None, cycles=False)
             learner._pass_done = start / n_steps
 
 
-def _lane_blocks(threads, limit):
-    """``block(done)`` for :func:`_pair_blocks`: blocks of a multiple of ``threads``
-    pairs, at most :data:`PAIR_BLOCK` and ``limit(done)``."""
-    def block(done):
-        size = min(PAIR_BLOCK, limit(done))
-        return max(threads, size - size % threads)
-    return block
+def _lane_blocks(limit):
+    """``block(done)`` for :func:`_pair_blocks`: blocks of at most :data:`PAIR_BLOCK`
+    and ``limit(done)`` pairs, and at least one."""
+    return lambda done: max(1, int(min(PAIR_BLOCK, limit(done))))
 
 
 def _check_common(learner):
@@ -296,59 +293,48 @@ class _HingeSGD(WeightsModel, _PairwiseSGD):
             if self.acount_ is None:
                 self.acount_ = askip
         w = self._open_weights()
+        sched = Schedule(self.lam_, self.t0_, int(self.rskip), askip, t=self.t_,
+                         rcount=self.rcount_, acount=self.acount_ if askip else 0,
+                         avg_power=self._avg_power())
+        rule = self._pair_rule()
         threads = self._threads(rows, rows.n_rows)
         if threads > 1:
-            sched = self._lanes_pass(rows, w, threads, askip)
+            self._lanes_pass(rows, w, threads, sched, rule)
         else:
-            sched = Schedule(self.lam_, self.t0_, int(self.rskip), askip, t=self.t_,
-                             rcount=self.rcount_, acount=self.acount_ if askip else 0,
-                             avg_power=self._avg_power())
-            rule = self._pair_rule()
             # the pass's closing fold recomputes ||v||^2: the steps need not keep it
             w.defer_norm = settles(w, rows.n_rows)
             for pos_rows, neg_rows in _pair_blocks(self.random_state_, self._pos,
                                                    self._neg, rows.n_rows, learner=self,
                                                    cycles=self._cycles()):
                 sgd_pairs(rows, w, pos_rows, neg_rows, rule, sched)
-            self.t_ = int(sched.t)
+        self.t_ = int(sched.t)
         settle(w, rows.n_rows)
         self._store_weights(w)
         self.rcount_ = int(sched.rcount)
         if askip:
             self.acount_ = int(sched.acount)
 
-    def _lanes_pass(self, rows, w, threads, askip):
-        """A pass on ``threads`` threads sharing ``w`` (Hogwild, see ``n_jobs``): each
-        takes ``ceil(n / threads)`` pairs, counting its own steps ``t_l`` with the
-        step size of the global count ``t = threads t_l``, ``eta = 1 / (lam (t +
-        t0))``; the lead thread shrinks every ``rskip`` of its steps by the shrink of
-        ``threads * rskip`` steps and snapshots every ``askip / threads`` of its
-        steps. Returns the lead's schedule."""
-        base, extra = divmod(self.t_, threads)
-        lane_askip = max(1, askip // threads) if askip else 0
-        scheds = [Schedule(threads * self.lam_, (self.t0_ + extra) / threads,
-                           int(self.rskip), lane_askip, t=base,
-                           rcount=min(self.rcount_, int(self.rskip)),
-                           acount=min(self.acount_, lane_askip) if askip else 0,
-                           avg_power=self._avg_power())
-                  for _ in range(threads)]
-        rule = self._pair_rule()
-        per_lane = -(-rows.n_rows // threads)
+    def _lanes_pass(self, rows, w, threads, lead, rule):
+        """A pass on ``threads`` threads sharing ``w`` (Hogwild, see ``n_jobs``): the
+        lanes claim the pass's pairs a few at a time until none is left (a lane that
+        gets less of a core takes fewer of them), each pair with the step size of
+        its place in the pass, ``eta = 1 / (lam (t + t0))``; the lead thread's
+        schedule ``lead`` applies the shrinks and snapshots of every step, the
+        others' included."""
         clock = self.t_ + self.t0_
+        open_lanes(w)
         # the shrinks of k steps from t multiply the scale by about (t + t0) / (t + t0
         # + k) (SVMSGD2's guard keeps each >= 0.8): a block of at most 49 (t + t0)
         # steps shrinks it by less than FOLD_MARGIN
-        block = _lane_blocks(threads, lambda done: int(49 * (clock + done)))
-        open_lanes(w)
-        for pos_rows, neg_rows in _pair_blocks(self.random_state_, self._pos, self._neg,
-                                               threads * per_lane, block, self,
-                                               cycles=self._cycles()):
+        for pos_rows, neg_rows in _pair_blocks(
+                self.random_state_, self._pos, self._neg, rows.n_rows,
+                _lane_blocks(lambda done: 49 * (clock + done)), self, cycles=self._cycles()):
             refold(w, FOLD_MARGIN)
+            scheds = [lead] + [Schedule(self.lam_, self.t0_, int(self.rskip), t=lead.t)
+                               for _ in range(threads - 1)]
             in_lanes(lambda lanes, p: sgd_lane(rows, w, pos_rows, neg_rows, lanes, p, rule,
                                                scheds[p]), threads)
         close_lanes(w, norm=not settles(w, rows.n_rows))  # _pass's settle folds
-        self.t_ += threads * per_lane
-        return scheds[0]
 
 
 _SAM_LAM = """
@@ -436,9 +422,11 @@ _N_JOBS_PARAMS = """
         threads run their own pairs at once on the one shared model, without locks:
         Hogwild, Recht, Re, Wright & Niu, "Hogwild!: A Lock-Free Approach to
         Parallelizing Stochastic Gradient Descent" (NIPS 2011), whose analysis
-        covers sparse updates like these. The schedule is that of the global step
-        count; one thread applies the L2 shrinks and the average's snapshots for
-        all (the weight vector's shared scale has one writer). An update can be lost
+        covers sparse updates like these. The threads claim a pass's pairs a few at
+        a time, each pair with the step size of its place in the pass, and one
+        thread applies the L2 shrinks and the average's snapshots of every step in
+        order (the weight vector's shared scale has one writer), so the schedule is
+        that of ``n_jobs=1`` exactly. An update can be lost
         when two threads write one coordinate at the same moment, so a model trained
         on threads is not reproducible bit for bit, but its quality after the same
         number of epochs is that of ``n_jobs=1`` (measured on the bundled and text
@@ -956,8 +944,8 @@ class AdaDSGD(ElasticNetModel, _PairwiseSGD):
                 + 0.5 * l2 * sq + l1 * l1_norm)
 
     def _stage(self, rows, w, pos, neg, m, n_steps):
-        """``n_steps`` prox steps on pairs from ``pos``/``neg`` (a stage of ``m`` rows);
-        on ``n_jobs`` threads sharing ``w`` each takes ``ceil(n_steps / n_jobs)``."""
+        """``n_steps`` prox steps on pairs from ``pos``/``neg`` (a stage of ``m`` rows),
+        on ``n_jobs`` threads sharing ``w`` when the stage is long enough."""
         l1, l2 = self._penalty()
         eta = self.eta_
         weight = 2.0 * pos.size * neg.size / (m * (m - 1.0))
@@ -965,18 +953,15 @@ class AdaDSGD(ElasticNetModel, _PairwiseSGD):
         step = SquareStep(eta, weight, eta * l1, shrink, self.norm_cap_)
         threads = self._threads(rows, n_steps)
         if threads > 1:
-            per_lane = -(-n_steps // threads)
             # a block multiplies the prox's product P by shrink ** size: by less than
             # FOLD_MARGIN
             most = (math.log(FOLD_MARGIN) / math.log(shrink) if shrink > 1.0 else math.inf)
-            block = _lane_blocks(threads, lambda done: int(min(most, PAIR_BLOCK)))
             open_lanes(w)
-            for pos_rows, neg_rows in _pair_blocks(self.random_state_, pos, neg,
-                                                   threads * per_lane, block):
+            for pos_rows, neg_rows in _pair_blocks(self.random_state_, pos, neg, n_steps,
+                                                   _lane_blocks(lambda done: most)):
                 refold(w, FOLD_MARGIN)
                 in_lanes(lambda lanes, p: square_lane(rows, w, pos_rows, neg_rows, lanes, p,
                                                       step), threads)
-            n_steps = threads * per_lane
             close_lanes(w, norm=not settles(w, n_steps))  # the settle below folds
         else:
             for pos_rows, neg_rows in _pair_blocks(self.random_state_, pos, neg, n_steps):
