@@ -260,7 +260,7 @@ cdef extern from *:
 
 
 cdef enum:
-    # the pairs a lane of sgd_lane claims at a time (module docstring, "Threads")
+    # the pairs a lane claims at a time (module docstring, "Threads")
     _CHUNK = 128
 
 LANE_CHUNK = _CHUNK
@@ -295,8 +295,8 @@ def publish(int64_t[::1] cell not None, int64_t value):
 
 cdef class Lanes:
     """The lanes of a block: their number, a flag that stops them all (one lane's
-    Ctrl-C stops the others), and the cursor from which :func:`sgd_lane` lanes
-    claim the block's pairs, :data:`LANE_CHUNK` at a time."""
+    Ctrl-C stops the others), and the cursor from which the lanes claim the
+    block's pairs, :data:`LANE_CHUNK` at a time."""
     cdef readonly int n_lanes
     cdef int flag
     cdef int64_t cursor
@@ -545,10 +545,10 @@ cdef Py_ssize_t square_steps(RowSource X, ElasticNetWeights w, const int64_t* po
                              Py_ssize_t end, Py_ssize_t* proxed, double step, double weight,
                              double theta, double shrink, double cap, bint lead,
                              const int* halt, Py_ssize_t* work) except -1 nogil:
-    """adaDSGD's steps on pairs ``start .. stop - 1`` of a block of ``end`` pairs, with
-    ``lead`` each followed by the lazy proximal step ``(theta, shrink)``: those of
-    the pairs before it that ``proxed`` (the pairs whose step it applied) has not
-    reached first, the steps of other lanes (as :func:`sgd_steps`)."""
+    """adaDSGD's steps on pairs ``start .. stop - 1`` of a block of ``end`` pairs. With
+    ``lead`` each is followed by the lazy proximal step ``(theta, shrink)``, and
+    preceded by those of the pairs before it that other lanes took (``proxed``: the
+    pairs whose proximal step the lead has applied; as :func:`sgd_steps`)."""
     cdef Py_ssize_t k, ni, nj, taken = 0
     cdef const double* vi
     cdef const double* vj
