@@ -431,16 +431,15 @@ _N_JOBS_PARAMS = """
         on threads is not reproducible bit for bit, but its quality after the same
         number of epochs is that of ``n_jobs=1`` (measured on the bundled and text
         sets: within the differences between seeds). The threads are started once
-        and kept between passes. PSAM epochs with two threads against
-        one, on two idle cores (medians of interleaved epochs): 20 Newsgroups
-        1.3-1.5x, reuters_acq 1.24x, sector 1.23x, an rcv1-shaped set of 724,000
-        rows 1.48x, with the test AUC after 10 epochs within 0.0001. Frequent words
+        and kept between passes. PSAM epochs with two threads against one, on two
+        idle cores (medians of interleaved epochs): 20 Newsgroups 1.3-1.5x,
+        reuters_acq and sector 1.2-1.3x, an rcv1-shaped set of 724,000 rows
+        1.4-1.5x, with the test AUC after 10 epochs within 0.0001. Frequent words
         occur in most rows, so the threads keep writing the same weights, whose
         cache lines move between the cores; that, and the pair draws and the fold
-        that run on one thread between passes, keep two threads under 2x. A thread
-        waits for the slower one at the end of each block: on a machine whose
-        second core is busy elsewhere, two threads can take twice as long as one.
-        Passes too short for threads (fewer than ``n_jobs * {lane_steps}`` or
+        that run on one thread between passes, keep two threads under 2x. On a
+        machine whose second core is busy elsewhere, two threads can take twice as
+        long as one. Passes too short for threads (fewer than ``n_jobs * {lane_steps}`` or
         ``n_features / 16`` steps) run on one thread; ``n_jobs=1`` is the
         sequential algorithm, bit for bit."""
 
