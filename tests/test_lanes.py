@@ -113,6 +113,44 @@ def test_the_callers_failure_waits_for_the_other_lanes():
     assert sorted(finished) == [(1, True), (2, True)]  # ended before the error left
 
 
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_meanwhile_runs_in_the_caller_while_the_other_lanes_run(threads):
+    """``meanwhile`` runs in the calling thread before lane 0, once, while the
+    other lanes already run: it sees every other lane started."""
+    started = [threading.Event() for _ in range(threads)]
+    order = []
+
+    def lane(lanes, p):
+        started[p].set()
+        if p == 0:
+            order.append("lane 0")
+
+    def meanwhile():
+        order.append(("meanwhile", threading.get_ident(),
+                      all(e.wait(30) for e in started[1:])))
+
+    _lanes.in_lanes(lane, threads, meanwhile=meanwhile)
+    assert order == [("meanwhile", threading.get_ident(), True), "lane 0"]
+
+
+def test_a_failing_meanwhile_halts_the_lanes_and_is_raised():
+    halted = []
+
+    def lane(lanes, p):
+        if p > 0:
+            halted.append(_until_halted(lanes))
+        else:
+            halted.append("lane 0 ran")
+
+    def meanwhile():
+        raise MemoryError("drawing the next block")
+
+    with pytest.raises(MemoryError, match="next block"):
+        _lanes.in_lanes(lane, 2, meanwhile=meanwhile)
+    assert halted == [True]  # lane 0 never ran; the worker's lane was halted
+    assert len(_record(2, calls=3)) == 6  # the worker serves the next call
+
+
 def test_two_passes_at_once_share_the_workers_one_after_the_other():
     results, errors = [], []
 

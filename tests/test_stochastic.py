@@ -199,6 +199,55 @@ def test_psam_learner_returns_the_average_of_its_reference_steps(avg_power, samp
                                                    for t in range(3, len(y) + 1, 3)))
 
 
+@pytest.mark.parametrize("early", [(), (0,), (0, 2, 3), tuple(range(6))])
+def test_blocks_drawn_ahead_are_the_blocks_drawn_in_turn(early):
+    """``_drawn_ahead``: a block drawn early (``draw()`` during the one before, as
+    the lanes' caller does) is the block drawn in its turn, the generator ends in
+    the same state, and the learner's ``_pass_done`` follows the blocks taken."""
+    pos, neg = np.arange(0, 14, 2), np.arange(1, 40, 2)
+
+    def blocks(rng):
+        return stochastic._pair_blocks(rng, pos, neg, 50, block=lambda done: 9, cycles=True)
+
+    rng = np.random.default_rng(3)
+    in_turn = list(blocks(rng))
+    rng_ahead = np.random.default_rng(3)
+    learner = type("Learner", (), {})()
+    taken, progress = [], []
+    for k, (p, n, draw) in enumerate(stochastic._drawn_ahead(blocks(rng_ahead), learner, 50)):
+        progress.append(getattr(learner, "_pass_done", 0.0))
+        if k in early:
+            draw()
+            draw()  # a second call draws nothing more
+        taken.append((p, n))
+    assert len(taken) == len(in_turn) == 6
+    for (p, n), (p0, n0) in zip(taken, in_turn):
+        assert np.array_equal(p, p0) and np.array_equal(n, n0)
+    assert rng_ahead.bit_generator.state == rng.bit_generator.state
+    assert progress == [0.0, 9 / 50, 18 / 50, 27 / 50, 36 / 50, 45 / 50]
+    assert learner._pass_done == 1.0
+
+
+def test_threads_drawing_ahead_keep_the_schedule_of_one_thread(monkeypatch):
+    """A pass of several blocks (a small ``t0`` keeps the first ones short) on two
+    threads, each next block drawn while the lanes run: every pair is taken once,
+    so the step count and the schedule's counts are one thread's."""
+    monkeypatch.setattr(stochastic, "LANE_STEPS", 256)
+    X, y = load("dna_ei")
+    blocks = []
+    real = stochastic.in_lanes
+    monkeypatch.setattr(stochastic, "in_lanes",
+                        lambda lane, threads, meanwhile=None: (
+                            blocks.append(meanwhile is not None),
+                            real(lane, threads, meanwhile=meanwhile)))
+    one, two = (aucopt.get("psam", n_epochs=2, n_jobs=jobs, t0=1.0, random_state=0).fit(X, y)
+                for jobs in (1, 2))
+    assert len(blocks) >= 3 and all(blocks)
+    assert two.t_ == one.t_ == 2 * X.shape[0]
+    assert (two.rcount_, two.acount_) == (one.rcount_, one.acount_)
+    assert np.isfinite(two.coef_).all() and not np.array_equal(one.coef_, two.coef_)
+
+
 def test_cycled_pair_blocks_take_each_row_once_per_cycle_across_blocks():
     rng = np.random.default_rng(0)
     pos, neg = np.arange(0, 14, 2), np.arange(1, 40, 2)

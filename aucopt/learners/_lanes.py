@@ -101,12 +101,20 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_forget_workers)
 
 
-def in_lanes(lane, threads):
+def in_lanes(lane, threads, meanwhile=None):
     """``lane(lanes, p)`` for ``p < threads`` on as many threads at once (lane 0 in
     this one); every lane has ended when this returns, and the first exception of a
-    lane is raised (the others are halted by it)."""
+    lane is raised (the others are halted by it).
+
+    ``meanwhile()``, if given, runs in this thread after the other lanes have their
+    jobs and before lane 0: work of the caller's own (the draws of the next block)
+    that overlaps the other lanes' start. Lanes that claim their work (the pair
+    lanes) leave lane 0 what the others have not taken by then. An exception it
+    raises halts the lanes and is raised when they have ended."""
     lanes = Lanes(threads)
     if threads == 1:
+        if meanwhile is not None:
+            meanwhile()
         lane(lanes, 0)
         return
     spins = LANE_SPINS if threads <= n_threads(-1) else 0  # n_threads(-1): the cores
@@ -127,6 +135,8 @@ def in_lanes(lane, threads):
         try:
             for p, worker in enumerate(_workers[:threads - 1], start=1):
                 posted.append((worker, worker.post(job(p), spins)))
+            if meanwhile is not None:
+                meanwhile()
             lane(lanes, 0)
         except BaseException:
             lanes.set()
