@@ -465,10 +465,12 @@ _N_JOBS_PARAMS = """
         reuters_acq and sector 1.2-1.3x, an rcv1-shaped set of 724,000 rows
         1.4-1.5x, with the test AUC after 10 epochs within 0.0001. Frequent words
         occur in most rows, so the threads keep writing the same weights, whose
-        cache lines move between the cores; that, and the pair draws and the fold
-        that run on one thread between passes, keep two threads under 2x. On a
-        machine whose second core is busy elsewhere, two threads can take twice as
-        long as one. Passes too short for threads (fewer than ``n_jobs * {lane_steps}`` or
+        cache lines move between the cores; that, the pair draws (of a pass's later
+        blocks: while the other threads work) and the fold, which run on one
+        thread, and the cores' shared memory keep two threads under 2x: on the
+        machine of these numbers two independent one-thread fits at once had
+        1.3-1.8x the throughput of one. On a machine whose second core is busy
+        elsewhere, two threads can take twice as long as one. Passes too short for threads (fewer than ``n_jobs * {lane_steps}`` or
         ``n_features / 16`` steps) run on one thread; ``n_jobs=1`` is the
         sequential algorithm, bit for bit."""
 
