@@ -470,9 +470,9 @@ _N_JOBS_PARAMS = """
         thread, and the cores' shared memory keep two threads under 2x: on the
         machine of these numbers two independent one-thread fits at once had
         1.3-1.8x the throughput of one. On a machine whose second core is busy
-        elsewhere, two threads can take twice as long as one. Passes too short for threads (fewer than ``n_jobs * {lane_steps}`` or
-        ``n_features / 16`` steps) run on one thread; ``n_jobs=1`` is the
-        sequential algorithm, bit for bit."""
+        elsewhere, two threads can take twice as long as one. Passes too short for
+        threads (fewer than ``n_jobs * {lane_steps}`` or ``n_features / 16`` steps)
+        run on one thread; ``n_jobs=1`` is the sequential algorithm, bit for bit."""
 
 _N_JOBS_PARAMS = docstring(_N_JOBS_PARAMS, fields={"lane_steps": LANE_STEPS})
 _HINGE_EPOCHS = epoch_params(HINGE_MONITOR_ROWS)
