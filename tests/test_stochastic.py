@@ -635,7 +635,12 @@ def test_lanes_on_threads_keep_the_schedule_of_one_thread(askip):
     assert (scheds[0].t, scheds[0].rcount, scheds[0].acount) == (sched.t, sched.rcount,
                                                                  sched.acount)
     close_lanes(w)
-    assert np.abs(w.coef() - one.coef()).max() < 0.1 * np.abs(one.coef()).max()
+    # the iterates differ by how the lanes interleave on these 15 shared features:
+    # 0.03 of the largest coordinate (median of 600 runs), 0.061 at most there, 0.12
+    # once under CI's load. So this only catches gross errors (no steps: 1.0); the
+    # exact counts above catch lost pairs, other pairs or step sizes (which move the
+    # one-thread iterate by 0.10-0.21 here)
+    assert np.abs(w.coef() - one.coef()).max() < 0.3 * np.abs(one.coef()).max()
 
 
 def test_close_lanes_without_norm_leaves_it_to_the_fold():
