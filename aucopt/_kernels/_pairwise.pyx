@@ -359,6 +359,18 @@ cdef inline int schedule_tick(Weights w, int64_t t, double t0, int64_t rskip,
     return 0
 
 
+cdef inline int ticks_until(Weights w, int64_t last, double t0, int64_t rskip,
+                            int64_t askip, double avg_power, int64_t* tick, int64_t* rcount,
+                            int64_t* acount) except -1 nogil:
+    """The lead's schedule (:func:`schedule_tick`) after every step from ``tick[0] +
+    1`` to ``last``: the steps other lanes took before its next one, or after its
+    last one."""
+    while tick[0] < last:
+        tick[0] += 1
+        schedule_tick(w, tick[0], t0, rskip, askip, avg_power, rcount, acount)
+    return 0
+
+
 cdef Py_ssize_t sgd_steps(RowSource X, Weights w, const int64_t* pos_rows,
                           const int64_t* neg_rows, Py_ssize_t start, Py_ssize_t stop,
                           Py_ssize_t end, int64_t base, PairRule rule, Schedule sched,
@@ -398,9 +410,7 @@ cdef Py_ssize_t sgd_steps(RowSource X, Weights w, const int64_t* pos_rows,
             t = base + k + 1
             eta = 1.0 / (lam * (<double>t + t0))
             if lead:
-                while tick < t - 1:  # the steps other lanes took
-                    tick += 1
-                    schedule_tick(w, tick, t0, rskip, askip, avg_power, &rcount, &acount)
+                ticks_until(w, t - 1, t0, rskip, askip, avg_power, &tick, &rcount, &acount)
                 tick = t  # counted from here on, as the one thread counts a step
             i = pos_rows[k]
             j = neg_rows[k]
@@ -432,10 +442,8 @@ cdef int finish_ticks(Weights w, Schedule sched, int64_t last) except -1 nogil:
     steps other lanes took after its own last one)."""
     cdef int64_t tick = sched.t, rcount = sched.rcount, acount = sched.acount
     try:
-        while tick < last:
-            tick += 1
-            schedule_tick(w, tick, sched.t0, sched.rskip, sched.askip, sched.avg_power,
-                          &rcount, &acount)
+        ticks_until(w, last, sched.t0, sched.rskip, sched.askip, sched.avg_power, &tick,
+                    &rcount, &acount)
     finally:
         sched.t = tick
         sched.rcount = rcount
@@ -540,6 +548,16 @@ def sgd_lane(RowSource X, Weights w, const int64_t[::1] pos_rows,
             finish_ticks(w, sched, base + n)
 
 
+cdef inline int prox_until(ElasticNetWeights w, Py_ssize_t last, double theta,
+                           double shrink, Py_ssize_t* proxed) except -1 nogil:
+    """The lead's lazy proximal steps ``(theta, shrink)`` of the pairs ``proxed[0] ..
+    last - 1``: those other lanes took before its next pair, or after its last."""
+    while proxed[0] < last:
+        w.prox_step(theta, shrink)
+        proxed[0] += 1
+    return 0
+
+
 cdef Py_ssize_t square_steps(RowSource X, ElasticNetWeights w, const int64_t* pos_rows,
                              const int64_t* neg_rows, Py_ssize_t start, Py_ssize_t stop,
                              Py_ssize_t end, Py_ssize_t* proxed, double step, double weight,
@@ -561,9 +579,7 @@ cdef Py_ssize_t square_steps(RowSource X, ElasticNetWeights w, const int64_t* po
         if halt != NULL and aucopt_halted(halt):
             break
         if lead:
-            while proxed[0] < k:  # the steps other lanes took
-                w.prox_step(theta, shrink)
-                proxed[0] += 1
+            prox_until(w, k, theta, shrink, proxed)
         prefetch_pair(X, pos_rows, neg_rows, k, 1, end, norms)
         ni = row_of(X, pos_rows[k], &vi, &ii)
         nj = row_of(X, neg_rows[k], &vj, &ij)
@@ -627,9 +643,7 @@ def square_lane(RowSource X, ElasticNetWeights w, const int64_t[::1] pos_rows,
             square_steps(X, w, &pos_rows[0], &neg_rows[0], start, stop, n, &proxed, s.step,
                          s.weight, s.theta, s.shrink, s.cap, lead, &lanes.flag, &work)
         if lead and not aucopt_halted(&lanes.flag):
-            while proxed < n:
-                w.prox_step(s.theta, s.shrink)
-                proxed += 1
+            prox_until(w, n, s.theta, s.shrink, &proxed)
 
 
 def open_lanes(w):
