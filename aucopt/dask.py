@@ -47,12 +47,14 @@ How :func:`fit` trains:
   the parts are averaged, weighted by their rows. ``n_rounds=None`` takes the
   learner's ``n_epochs``; with ``n_epochs="auto"`` rounds run until the training
   objective, evaluated on a fixed sample of at most 20,000 rows, stalls (the rule
-  of ``fit``). Learners that consume rows in order (``shuffle=True``) see each
-  block's rows in a fresh random order per round. A ``partial_fit`` of the
-  pairwise learners draws its pairs within its block: use blocks of thousands of
-  rows. The one-pass averaging
-  learners (the buffered learners, ``uni_exp``) and ``spdam`` run one round (a
-  buffered learner's repeated passes of ``n_epochs="auto"`` are ``fit``'s only);
+  of ``fit``; PSAM's ``fit`` reads its passes instead, ``monitor="pass"``, and its
+  rounds are judged on the rows with the tolerance of ``monitor="rows"``,
+  :func:`aucopt.driver.rows_tol`). Learners that consume rows in order
+  (``shuffle=True``) see each block's rows in a fresh random order per round. A
+  ``partial_fit`` of the pairwise learners draws its pairs within its block: use
+  blocks of thousands of rows. The one-pass averaging learners (the buffered
+  learners, ``uni_exp``) and ``spdam`` run one round (a buffered learner's
+  repeated passes of ``n_epochs="auto"`` are ``fit``'s only);
 * the intercept is the OPTROC threshold of the final model's scores on all the
   training rows (gathered on the client: 16 bytes per row), as for ``fit``;
 * ``sample_weight`` (a dask array or array aligned with ``y``) weighs the rows as
@@ -775,7 +777,8 @@ def _rounds(estimator, n_rounds, epochs):
     if not epochs:
         return 1, None
     if isinstance(estimator.n_epochs, str):
-        return int(estimator.max_epochs), Stall(estimator.tol, estimator.n_iter_no_change)
+        return int(estimator.max_epochs), Stall(driver.rows_tol(estimator),
+                                                estimator.n_iter_no_change)
     return int(estimator.n_epochs), None
 
 

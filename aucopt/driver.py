@@ -48,7 +48,7 @@ __all__ = ["fit", "partial_fit", "learn_chunk", "train", "run_pass", "transactio
            "resolve_auto", "fix_auto", "resolved_params", "set_stream", "part_streams",
            "adopt", "retry_scale", "Stall", "DIVERGED", "MAX_RETRIES", "RETRY_FACTOR",
            "LOSS_LIMIT", "MONITOR_ROWS", "MONITOR_SHARE", "PROGRESS_SECONDS",
-           "HISTORY_COLUMNS", "monitor_size"]
+           "HISTORY_COLUMNS", "monitor_size", "PASS", "rows_tol"]
 
 # A model whose scores on the training rows can exceed this is refused as diverged
 # (margin and square losses work at scores of order 1; nothing sensible is 1e10).
@@ -72,6 +72,9 @@ MONITOR_ROWS = 20_000
 # of its training rows (up to MONITOR_ROWS): on the rcv1-shaped set PSAM's training-AUC
 # signal stopped a pass earlier, 0.0005 lower, on 4,096 of its 724,000 rows.
 MONITOR_SHARE = 32
+# The ``monitor`` of a stopping rule that reads what the pass's own steps saw (the
+# learner's ``_pass_stats``) instead of scoring monitored rows.
+PASS = "pass"
 # With verbose, a pass that runs longer prints a progress line every this many seconds.
 PROGRESS_SECONDS = 5.0
 # The columns of ``history_`` (one row per pass of ``fit``): the wall time of the
@@ -394,23 +397,45 @@ def _train_until_stalled(learner, rows, y):
     learner whose objective is a function of its scores, those scores of the
     monitored rows and their labels.
 
-    The evaluation costs one scoring pass over the monitored rows and a sort (PSAM
-    monitors 4,096 of 20 Newsgroups' 11,314 rows: 1.1-1.3 ms against 8-10 ms for a
-    pass); when the monitored rows are all the training rows the scores of the last
-    evaluation are those of the returned model, and the threshold reuses them
+    The evaluation costs one scoring pass over the monitored rows and a sort (4,096
+    of 20 Newsgroups' 11,314 rows: 1.1-1.3 ms against 8-10 ms for a pass); when the
+    monitored rows are all the training rows the scores of the last evaluation are
+    those of the returned model, and the threshold reuses them
     (:func:`training_scores`), so the rule's last evaluation costs the fit only its
     sort.
+
+    A rule whose ``monitor`` is :data:`PASS` reads no rows: the learner's ``_pass``
+    leaves what its steps saw in ``_pass_stats``, a tuple whose first entry is the
+    pass's objective (``objective_``), and the rule's ``update`` gets its entries
+    (PSAM: the iterate's mean hinge over the pass's pairs and their share ranked
+    right, summed by the kernel as it steps).
     """
-    monitor = _monitor_rows(learner, rows, y)
     own = getattr(learner, "_stall_rule", None)  # a learner with a convergence certificate
     stall = own() if own is not None else Stall(learner.tol, learner.n_iter_no_change)
+    reads_pass = getattr(stall, "monitor", "rows") == PASS
+    monitor = PASS if reads_pass else _monitor_rows(learner, rows, y)
     learner.stop_reason_ = "max_epochs"
     for index in range(int(learner.max_epochs)):
-        run_pass(learner, rows, y, index, monitor)
-        kept = learner.__dict__.get("_monitor_scores")
-        if stall.update(learner.objective_, *((kept[1], monitor[1]) if kept else ())):
+        seen = run_pass(learner, rows, y, index, monitor)
+        if reads_pass:
+            stalled = seen is not None and stall.update(*seen)
+        else:
+            kept = learner.__dict__.get("_monitor_scores")
+            stalled = stall.update(learner.objective_,
+                                   *((kept[1], monitor[1]) if kept else ()))
+        if stalled:
             learner.stop_reason_ = getattr(stall, "reason", "tol")  # a learner's own rule's
             break
+
+
+def rows_tol(learner):
+    """The tolerance of a rule that reads the objective of monitored rows, as the
+    rounds of :func:`aucopt.dask.fit` do: the learner's ``tol``, or, for a learner
+    whose own rule reads its passes (``monitor="pass"``), the one it declares for
+    the monitored rows (``_rows_tol``)."""
+    if getattr(learner, "monitor", None) == PASS:
+        return type(learner)._rows_tol
+    return learner.tol
 
 
 class Stall:
@@ -438,10 +463,13 @@ class Stall:
 
 def run_pass(learner, rows, y, index=0, monitor=None):
     """Pass ``index`` of this call (the learner's ``_pass``), the divergence check,
-    the objective on ``monitor`` (rows, labels) when given, the ``verbose`` line
-    (and, during a pass longer than :data:`PROGRESS_SECONDS`, progress lines)."""
+    the objective on ``monitor`` (rows, labels) when given (:data:`PASS`: the
+    pass's own, the first of its ``_pass_stats``), the ``verbose`` line (and,
+    during a pass longer than :data:`PROGRESS_SECONDS`, progress lines). Returns
+    the pass's ``_pass_stats`` (None for a learner that leaves none)."""
     start = time.perf_counter()
     learner.__dict__.pop("_monitor_scores", None)  # of the model before this pass
+    learner.__dict__.pop("_pass_stats", None)
     shuffle = learner.__dict__.get("_order_rng")
     verbose = _param(learner, "verbose", 0)
     with _progress_lines(learner) if verbose else contextlib.nullcontext():
@@ -453,16 +481,21 @@ def run_pass(learner, rows, y, index=0, monitor=None):
     learner._invalidate()
     _check_diverged(learner, rows)
     learner.n_passes_ = learner.__dict__.get("n_passes_", 0) + 1
-    if monitor is not None:
+    seen = learner.__dict__.pop("_pass_stats", None)
+    if monitor is PASS:
+        if seen is not None:
+            learner.objective_ = float(seen[0])
+    elif monitor is not None:
         learner.objective_ = _monitored_objective(learner, *monitor)
-        if not math.isfinite(learner.objective_):
-            diverged(learner, f"objective {learner.objective_}")
+    if monitor is not None and not math.isfinite(learner.__dict__.get("objective_", 0.0)):
+        diverged(learner, f"objective {learner.objective_}")
     seconds = time.perf_counter() - start
     history = learner.__dict__.get("_history")
     if history is not None:
-        history.record(seconds)
+        history.record(seconds, seen)
     if verbose:
         _report(learner, rows, y, seconds)
+    return seen
 
 
 def _monitored_objective(learner, rows, y):
@@ -540,12 +573,17 @@ class _History:
         self.seconds = 0.0
         self.records = []
 
-    def record(self, seconds):
-        """After a pass that took ``seconds``: its row of ``history_``."""
+    def record(self, seconds, seen=None):
+        """After a pass that took ``seconds``: its row of ``history_`` (``seen``: the
+        pass's ``_pass_stats``, whose objective a learner with ``monitor="pass"``
+        reports in every pass, free)."""
         learner = self.learner
         self.seconds += seconds
         objective = learner.__dict__.get("objective_")
-        if objective is None and self.validation is not None and hasattr(learner, "_objective"):
+        if objective is None and seen is not None and getattr(learner, "monitor", None) == PASS:
+            objective = float(seen[0])
+        elif objective is None and self.validation is not None and hasattr(learner,
+                                                                           "_objective"):
             # not computed by the pass or the stopping rule: only for a monitored fit
             # (it costs a fifth of a PSAM epoch on 20,000 sparse rows)
             if self.monitor is None:

@@ -110,7 +110,7 @@ def optroc_bruteforce(y, s, slope=None):
 # ---- stochastic pairwise learners (issue 3) ----
 
 def hinge_pair_steps(X, pos_rows, neg_rows, lam, t0, rskip, rule="subgradient",
-                     askip=0, avg_power=0.0, schedule_after=False):
+                     askip=0, avg_power=0.0, schedule_after=False, margins=None):
     """SAM / ASAM / PSAM steps written plainly (D Alg. 10 / 11).
 
     ``rule="subgradient"``: ``w += eta z`` when ``w.z < 1``; ``rule="prox"``:
@@ -120,6 +120,7 @@ def hinge_pair_steps(X, pos_rows, neg_rows, lam, t0, rskip, rule="subgradient",
     (0: the plain running mean). ``schedule_after``: every step first, then the
     schedule of every step (threads, ``aucopt._kernels._pairwise``: a lane other
     than the lead took all the pairs, and the lead applies the schedule after them).
+    ``margins``: a list that gets each pair's ``w.z`` before its step.
     Returns ``(w, weighted mean of the snapshots or None)``.
     """
     X = np.asarray(X, dtype=np.float64)
@@ -139,6 +140,8 @@ def hinge_pair_steps(X, pos_rows, neg_rows, lam, t0, rskip, rule="subgradient",
     for t, k in enumerate(range(len(pos_rows)), start=1):
         z = X[pos_rows[k]] - X[neg_rows[k]]
         eta = 1.0 / (lam * (t + t0))
+        if margins is not None:
+            margins.append(w @ z)
         if rule == "prox":
             w = hinge_prox(w, z, eta)
         elif w @ z < 1.0:

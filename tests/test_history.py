@@ -40,15 +40,19 @@ def test_every_learner_records_one_row_per_pass(name):
         assert np.isnan(objective).all()
 
 
-def test_objective_column_is_the_stopping_rules_objective():
+@pytest.mark.parametrize("monitor", ["rows", "pass"])
+def test_objective_column_is_the_stopping_rules_objective(monitor):
     X, y = contract_data(5, n=200)
-    model = _learner("psam").fit(X, y)  # n_epochs="auto"
+    model = _learner("psam", monitor=monitor).fit(X, y)  # n_epochs="auto"
     assert model.history_[-1, 1] == model.objective_
     assert np.isnan(model.history_[:, 2]).all()  # no validation data
-    fixed = _learner("psam", n_epochs=3).fit(X, y, validation_data=contract_data(6))
+    fixed = _learner("psam", monitor=monitor, n_epochs=3).fit(
+        X, y, validation_data=contract_data(6))
     assert fixed.history_.shape == (3, 3) and np.isfinite(fixed.history_[:, 1]).all()
-    # without validation data a fixed number of epochs computes no objective
-    assert np.isnan(_learner("psam", n_epochs=3).fit(X, y).history_[:, 1]).all()
+    # without validation data a fixed number of epochs scores no rows for an
+    # objective; the pass's own objective costs nothing and is always there
+    plain = _learner("psam", monitor=monitor, n_epochs=3).fit(X, y).history_[:, 1]
+    assert (np.isfinite(plain) if monitor == "pass" else np.isnan(plain)).all()
     # the same passes give the same objectives, with or without the stopping rule
     np.testing.assert_allclose(fixed.history_[:, 1], model.history_[:3, 1], rtol=1e-12)
 

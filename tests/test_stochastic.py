@@ -114,10 +114,19 @@ def test_hinge_kernel_equals_reference(rule, name, sparse, rskip, askip, avg_pow
     sched = Schedule(lam, t0, rskip, askip, avg_power=avg_power)
     sgd_pairs(rows, w, pi[:170], nj[:170], rule(), sched)
     sgd_pairs(rows, w, pi[170:], nj[170:], rule(), sched)
-    ref_w, ref_avg = hinge_pair_steps(X, pi, nj, lam, t0, rskip, name, askip, avg_power)
+    margins = []
+    ref_w, ref_avg = hinge_pair_steps(X, pi, nj, lam, t0, rskip, name, askip, avg_power,
+                                      margins=margins)
     _close(w.coef(), ref_w)
     if askip:
         _close(w.average(), ref_avg)
+    # what the steps saw, summed over both calls: the progressive hinge and ranking
+    m = np.array(margins)
+    assert sched.hinge_sum == pytest.approx(np.maximum(0.0, 1.0 - m).sum(), rel=1e-9)
+    # ties (w = 0 at the first step) count 1/2; no margin is so near 0 that rounding
+    # could put it on the other side
+    assert not np.any((m != 0) & (np.abs(m) < 1e-9)) and np.sum(m == 0) >= 1
+    assert sched.ranked_sum == np.sum(m > 0) + 0.5 * np.sum(m == 0)
 
 
 @pytest.mark.parametrize("cap", [0.0, 4.0])
@@ -343,7 +352,7 @@ def test_stopping_rule_gets_the_monitored_scores_and_labels(monkeypatch):
         return update(self, value, scores, y)
 
     monkeypatch.setattr(stochastic._PsamStall, "update", spy)
-    model = aucopt.get("psam", random_state=0).fit(X, y)
+    model = aucopt.get("psam", monitor="rows", random_state=0).fit(X, y)
     assert len(seen) == model.n_passes_
     scores, labels = seen[-1]
     np.testing.assert_array_equal(labels, np.where(y == model.classes_[1], 1.0, -1.0))
@@ -767,6 +776,9 @@ def test_threads_run_and_keep_the_maintained_norm(monkeypatch):
     one = aucopt.get("psam", n_epochs=2, random_state=4).fit(X, y)
     two = aucopt.get("psam", n_epochs=2, n_jobs=2, random_state=4).fit(X, y)
     assert not np.array_equal(one.coef_, two.coef_)  # the threads did run
+    # the pass's objective sums every lane's pairs (the lead's alone: about half; how
+    # the lanes interleave on 180 features moved it by at most 10% in 40 runs)
+    np.testing.assert_allclose(two.history_[:, 1], one.history_[:, 1], rtol=0.25)
     v = two.weights_[:, 0]
     assert two.weights_vsq_ == pytest.approx(v @ v, rel=1e-12)
 
@@ -848,6 +860,10 @@ def test_averaged_scores_through_coef_equal_the_states_average(name):
     assert "_coef_cache" not in model.__dict__
 
 
+# PSAM's rule reads its passes by default; these tests are of the rule on rows
+ROWS_MONITOR = {"psam": {"monitor": "rows"}}
+
+
 @pytest.mark.parametrize("name", ["psam", "sam"])
 def test_the_stopping_rule_scores_a_fixed_sample_of_traits_monitor_rows(name, monkeypatch):
     """A learner whose traits declare monitor_rows evaluates its objective after each
@@ -871,7 +887,7 @@ def test_the_stopping_rule_scores_a_fixed_sample_of_traits_monitor_rows(name, mo
     scores = cls._raw_scores
     monkeypatch.setattr(cls, "_raw_scores", lambda self, rows: seen.append(
         (rows.n_rows, rows.take(np.arange(rows.n_rows)).nnz)) or scores(self, rows))
-    model = cls(random_state=0).fit(X, y)
+    model = cls(random_state=0, **ROWS_MONITOR.get(name, {})).fit(X, y)
     assert model.n_passes_ >= 2
     assert seen[:-1] == [seen[0]] * model.n_passes_ and seen[0][0] == 300
     assert seen[-1][0] == X.shape[0]
@@ -897,10 +913,69 @@ def test_threshold_reuses_the_stopping_rules_last_scores(name, monkeypatch):
     scores = cls._raw_scores
     monkeypatch.setattr(cls, "_raw_scores", lambda self, rows: calls.append(1) or
                         scores(self, rows))
-    model = cls(n_epochs="auto", random_state=0).fit(X, y)
+    model = cls(n_epochs="auto", random_state=0, **ROWS_MONITOR.get(name, {})).fit(X, y)
     assert len(calls) == model.n_passes_ and "_monitor_scores" not in model.__dict__
     y_pm = np.where(y == model.classes_[1], 1.0, -1.0)
     fresh = cls(**model.get_params())
     fresh.__dict__.update({k: v for k, v in model.__dict__.items() if k.endswith("_")})
     driver.set_threshold(fresh, scores(model, finite_rows(check_X(X))), y_pm)
     assert fresh.intercept_ == model.intercept_
+
+
+def test_the_pass_monitor_reads_the_margins_the_steps_saw_and_scores_no_rows(monkeypatch):
+    """monitor="pass": after each pass the rule gets the iterate's mean hinge over
+    the pass's pairs and their share ranked right (ties 1/2), each margin taken
+    before its step, as a Python rule that sees every margin records them; no row
+    is scored but the threshold's."""
+    X, y = load("dna_ei")
+    margins = []
+
+    class Recorded(stochastic.PSAM):
+        def _pair_rule(self):
+            margins.append([])
+
+            def step(m, eta, zz):
+                margins[-1].append(m)
+                return 0.0 if m >= 1.0 or zz == 0.0 else min(eta, (1.0 - m) / zz)
+            return CallbackRule(step, needs_sqdist=True)
+
+    plain = aucopt.get("psam", random_state=0).fit(X, y)
+    seen, scored = [], []
+    update, scores = stochastic._PsamPassStall.update, stochastic.PSAM._raw_scores
+    monkeypatch.setattr(stochastic._PsamPassStall, "update", lambda self, hinge, ranked: (
+        seen.append((hinge, ranked)) or update(self, hinge, ranked)))
+    monkeypatch.setattr(stochastic.PSAM, "_raw_scores", lambda self, rows: (
+        scored.append(rows.n_rows) or scores(self, rows)))
+    model = Recorded(random_state=0).fit(X, y)
+    np.testing.assert_array_equal(model.coef_, plain.coef_)  # the same steps
+    assert model.n_passes_ >= 3 and len(seen) == len(margins) == model.n_passes_
+    for (hinge, ranked), m in zip(seen, margins):
+        m = np.array(m)
+        assert m.size == X.shape[0]  # a pass is n pairs
+        assert hinge == pytest.approx(np.maximum(0.0, 1.0 - m).mean(), rel=1e-12)
+        assert ranked == pytest.approx(np.mean(m > 0) + 0.5 * np.mean(m == 0), rel=1e-12)
+    assert model.objective_ == seen[-1][0] == model.history_[-1, 1]
+    assert scored == [X.shape[0]]  # the threshold's
+
+
+def test_the_pass_monitor_stops_on_tol_past_the_floor_unless_the_ranking_gains():
+    learner = aucopt.get("psam", tol=0.01, auc_tol=1e-3)
+    learner.t_ = 10
+    rule = stochastic._PsamPassStall(learner, floor=5, auc_tol=1e-3)
+    # pass 2 gained 0.1 in hinge; pass 3 stalled but ranked 0.002 better; pass 4
+    # stalled with the ranking flat
+    steps = [(0.5, 0.90), (0.4, 0.95), (0.395, 0.952), (0.394, 0.9525)]
+    assert [rule.update(h, r) for h, r in steps] == [False, False, False, True]
+    learner.t_ = 4  # below the floor nothing stops
+    rule = stochastic._PsamPassStall(learner, floor=5, auc_tol=None)
+    assert [rule.update(h, r) for h, r in steps] == [False, False, False, False]
+    learner.t_ = 10
+    rule = stochastic._PsamPassStall(learner, floor=5, auc_tol=None)  # the hinge alone
+    assert [rule.update(h, r) for h, r in steps] == [False, False, True, True]
+
+
+def test_a_distributed_fit_judges_psam_rounds_on_rows_with_the_rows_tolerance():
+    from aucopt import driver
+    assert driver.rows_tol(aucopt.get("psam")) == stochastic.PSAM._rows_tol == 1.2e-2
+    assert driver.rows_tol(aucopt.get("psam", monitor="rows", tol=0.05)) == 0.05
+    assert driver.rows_tol(aucopt.get("asam", tol=0.07)) == 0.07

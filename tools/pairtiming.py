@@ -66,11 +66,12 @@ def fixed_costs(X, y, repeats=5, seed=0):
     """Seconds (best of ``repeats`` each) of a PSAM fit's fixed costs: ``checks``,
     the validation of ``X`` and its row source (``check_X`` keeping the row norms,
     as ``fit`` does); ``threshold``, the OPTROC threshold of a trained model scored
-    afresh (a fit with an explicit ``n_epochs``, and a default fit on more rows than
-    its stopping rule monitors); ``sorts``, the threshold given the scores (a
-    default fit on at most :func:`aucopt.driver.monitor_size` rows, which reuses the
-    stopping rule's scores of its last pass); ``reused``, whether a default fit on
-    ``X`` reuses them."""
+    afresh (a fit with an explicit ``n_epochs``, a default fit whose stopping rule
+    reads its passes, ``monitor="pass"``, and one on more rows than its rule
+    monitors); ``sorts``, the threshold given the scores (a default fit with
+    ``monitor="rows"`` on at most :func:`aucopt.driver.monitor_size` rows, which
+    reuses the stopping rule's scores of its last pass); ``reused``, whether a
+    default fit on ``X`` reuses them."""
     import aucopt
     from aucopt.driver import monitor_size, raw_scores, set_threshold
     from aucopt.validation import check_X, row_source
@@ -84,7 +85,8 @@ def fixed_costs(X, y, repeats=5, seed=0):
             "threshold": _best(lambda: set_threshold(model, raw_scores(model, rows), y_pm),
                                repeats),
             "sorts": _best(lambda: set_threshold(model, scores, y_pm), repeats),
-            "reused": X.shape[0] <= monitor_size(model, X.shape[0])}
+            "reused": (model.get_params().get("monitor") == "rows"
+                       and X.shape[0] <= monitor_size(model, X.shape[0]))}
 
 
 def timed_passes(model, X, y):

@@ -221,7 +221,7 @@ def _fixed_columns(outputs, floors, cols):
                                                      f"{total:.2f} X@w (<= 3), {what}")
                              for total, what in (
                                  (default, "default fit (scores reused)" if reused else
-                                  "default fit (scored afresh: the rule monitors a sample)"),
+                                  "default fit (scored afresh)"),
                                  (fresh, "n_epochs given (scored afresh)")))}
 
 

@@ -46,3 +46,5 @@ cdef class Schedule:
     cdef public int64_t rcount
     cdef public int64_t acount
     cdef public double avg_power
+    cdef public double hinge_sum
+    cdef public double ranked_sum

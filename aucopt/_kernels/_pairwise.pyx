@@ -176,6 +176,12 @@ cdef class Schedule:
     enters the running average with weight ``t ** avg_power`` (0: the plain mean).
     ``t`` counts steps taken; ``rcount`` / ``acount`` are the steps left before the
     next shrink / snapshot.
+
+    What the steps saw, summed over their pairs (from 0 here; each lane sums its
+    own): ``hinge_sum`` of ``max(0, 1 - m)`` and ``ranked_sum`` of ``[m > 0] +
+    [m = 0] / 2``, ``m`` the margin of the pair before its step. A pass's mean of
+    them is the iterate's progressive hinge loss and share of pairs ranked right,
+    at one addition a pair.
     """
 
     def __init__(self, double lam, double t0, int64_t rskip, int64_t askip=0,
@@ -192,6 +198,8 @@ cdef class Schedule:
         self.rcount = rskip if rcount < 0 else rcount
         self.acount = askip if acount < 0 else acount
         self.avg_power = avg_power
+        self.hinge_sum = 0.0
+        self.ranked_sum = 0.0
 
 
 cdef inline void prefetch_pair(RowSource X, const int64_t* pos_rows, const int64_t* neg_rows,
@@ -381,7 +389,8 @@ cdef Py_ssize_t sgd_steps(RowSource X, Weights w, const int64_t* pos_rows,
     ``lead``, ``sched`` applies the schedule (:func:`schedule_tick`) after every step
     up to each of these, in order: those of other lanes first, then the pair's own
     (with one lane on all the pairs, the sequential algorithm); ``sched.t`` is the
-    last step it ticked. ``positions`` / ``values``: the scratch of
+    last step it ticked; every lane adds its pairs' hinge and ranking to its
+    ``sched``'s sums. ``positions`` / ``values``: the scratch of
     ``pair_sqdist``. Ends early when ``halt`` is set; returns the steps taken. The
     schedule is read into locals and written back at the end: the lanes' Schedule
     objects may share cache lines, which per-step writes to them would bounce
@@ -398,6 +407,7 @@ cdef Py_ssize_t sgd_steps(RowSource X, Weights w, const int64_t* pos_rows,
     cdef double lam = sched.lam, t0 = sched.t0, avg_power = sched.avg_power
     cdef int64_t t, tick = sched.t, rcount = sched.rcount, acount = sched.acount
     cdef int64_t rskip = sched.rskip, askip = sched.askip
+    cdef double hinge = sched.hinge_sum, ranked = sched.ranked_sum
     pair.positions = positions
     pair.values = values
     pair.sqnorms = X.sqnorms
@@ -418,6 +428,9 @@ cdef Py_ssize_t sgd_steps(RowSource X, Weights w, const int64_t* pos_rows,
             ni = row_of(X, i, &vi, &ii)
             nj = row_of(X, j, &vj, &ij)
             m = weights_margin(w, vi, ii, ni, vj, ij, nj)
+            if m < 1.0:
+                hinge += 1.0 - m
+            ranked += 1.0 if m > 0.0 else (0.5 if m == 0.0 else 0.0)
             if not (skip and m >= 1.0):
                 pair.vi, pair.ii, pair.ni, pair.i = vi, ii, ni, i
                 pair.vj, pair.ij, pair.nj, pair.j = vj, ij, nj, j
@@ -430,6 +443,8 @@ cdef Py_ssize_t sgd_steps(RowSource X, Weights w, const int64_t* pos_rows,
             k += 1
             taken += 1
     finally:
+        sched.hinge_sum = hinge
+        sched.ranked_sum = ranked
         if lead:
             sched.t = tick
             sched.rcount = rcount

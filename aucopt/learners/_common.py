@@ -60,14 +60,21 @@ _EPOCH_TEMPLATE = """
         Most passes with ``n_epochs="auto"``."""
 
 
+def monitored_rows_doc(monitor_rows=MONITOR_ROWS):
+    """How many training rows a stopping rule that declares ``monitor_rows``
+    evaluates, in words (:func:`aucopt.driver.monitor_size`)."""
+    monitor = f"{monitor_rows:,}"
+    if monitor_rows < MONITOR_ROWS:
+        monitor += f" or 1/{MONITOR_SHARE} of them if more, up to {MONITOR_ROWS:,}"
+    return monitor
+
+
 def epoch_params(monitor_rows=MONITOR_ROWS):
     """The epoch parameters' docs as most learners default them, for a learner
     whose stopping rule monitors at most ``monitor_rows`` rows (``{tol}`` left to
     fill)."""
-    monitor = f"{monitor_rows:,}"
-    if monitor_rows < MONITOR_ROWS:
-        monitor += f" or 1/{MONITOR_SHARE} of them if more, up to {MONITOR_ROWS:,}"
-    return _EPOCH_TEMPLATE.replace("{patience}", "2").replace("{monitor}", monitor)
+    return _EPOCH_TEMPLATE.replace("{patience}", "2").replace(
+        "{monitor}", monitored_rows_doc(monitor_rows))
 
 
 EPOCH_PARAMS = epoch_params()

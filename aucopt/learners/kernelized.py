@@ -442,12 +442,12 @@ class FASAM(_Fourier, compose(ASAM, RandomFourierFeatures,
 class NPSAM(compose(PSAM, KMeansNystroem, renamed=_KMEANS,
                     defaults={"n_components": "auto", "width_factor": WIDTH_FACTOR,
                               "sampling": "replacement", "min_steps": 0, "auc_tol": None,
-                              "tol": 3e-3})):
+                              "tol": 3e-3, "monitor": "rows"})):
     """NPSAM: PSAM on k-means Nystrom features (Khalid 2019, Sec. 7.4.3).
 
     Keeps PSAM's former pair draws and stopping rule (``sampling="replacement",
-    tol=3e-3, min_steps=0, auc_tol=None``): PSAM's newer defaults were chosen on
-    linear text rows and not measured on the mapped rows."""
+    tol=3e-3, min_steps=0, auc_tol=None, monitor="rows"``): PSAM's newer defaults
+    were chosen on linear text rows and not measured on the mapped rows."""
 
     _aucopt_name = "npsam"
     traits = _mapped(PSAM, family=_SGD_FAMILY, limits=_SGD_LIMITS)
