@@ -434,7 +434,7 @@ def rows_tol(learner):
     whose own rule reads its passes (``monitor="pass"``), the one it declares for
     the monitored rows (``_rows_tol``)."""
     if getattr(learner, "monitor", None) == PASS:
-        return type(learner)._rows_tol
+        return getattr(type(learner), "_rows_tol", learner.tol)
     return learner.tol
 
 
@@ -469,7 +469,6 @@ def run_pass(learner, rows, y, index=0, monitor=None):
     the pass's ``_pass_stats`` (None for a learner that leaves none)."""
     start = time.perf_counter()
     learner.__dict__.pop("_monitor_scores", None)  # of the model before this pass
-    learner.__dict__.pop("_pass_stats", None)
     shuffle = learner.__dict__.get("_order_rng")
     verbose = _param(learner, "verbose", 0)
     with _progress_lines(learner) if verbose else contextlib.nullcontext():
@@ -478,10 +477,10 @@ def run_pass(learner, rows, y, index=0, monitor=None):
             learner._pass(rows.take(order), y[order], index)
         else:
             learner._pass(rows, y, index)
+    seen = learner.__dict__.pop("_pass_stats", None)
     learner._invalidate()
     _check_diverged(learner, rows)
     learner.n_passes_ = learner.__dict__.get("n_passes_", 0) + 1
-    seen = learner.__dict__.pop("_pass_stats", None)
     if monitor is PASS:
         if seen is not None:
             learner.objective_ = float(seen[0])

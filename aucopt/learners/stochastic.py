@@ -335,7 +335,7 @@ class _HingeSGD(WeightsModel, _PairwiseSGD):
                     _pair_blocks(self.random_state_, self._pos, self._neg, rows.n_rows,
                                  cycles=self._cycles()), self, rows.n_rows):
                 sgd_pairs(rows, w, pos_rows, neg_rows, rule, sched)
-        if sched.t > self.t_:  # what the pass's pairs saw (see _pass_objective)
+        if sched.t > self.t_:  # what the pass's pairs saw (driver.PASS)
             self._pass_stats = (sched.hinge_sum / (sched.t - self.t_),
                                 sched.ranked_sum / (sched.t - self.t_))
         self.t_ = int(sched.t)
