@@ -836,8 +836,11 @@ class PSAM(ASAM):
     0.9309, 0.9309 against 7,8,10 / 0.9305, 0.9309, 0.9315; the 56 tabular tasks
     (seeds 0-3) +0.0098, +0.0110, +0.0120, +0.0105 against +0.0097, +0.0110,
     +0.0121, +0.0103, with 24.1 passes on average against 24.2 and half the CPU
-    time. A default fit takes 0.77-0.84 of its former time on the four text sets
-    (paired medians of 40 interleaved fits).
+    time; w8a 4,3,3 / 0.9695, 0.9691, 0.9680 against 2,2,3 / 0.9701, 0.9691,
+    0.9680, spambase 4,5,4 / 0.8275, 0.8279, 0.8260 against 3,7,6 / 0.8203,
+    0.8292, 0.8284, a9a 4,5,5 / 0.9020, 0.9025, 0.9018 against 3,4,4 / 0.9020,
+    0.9023, 0.9020. A default fit takes 0.77-0.84 of its former time on the four
+    text sets (paired medians of 40 interleaved fits).
 
     Parameters
     ----------""", fields=dict(_REFERENCE=_REFERENCE, _AVERAGE_MERGE=_AVERAGE_MERGE)) \
