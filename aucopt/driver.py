@@ -433,9 +433,14 @@ def rows_tol(learner):
     rounds of :func:`aucopt.dask.fit` do: the learner's ``tol``, or, for a learner
     whose own rule reads its passes (``monitor="pass"``), the one it declares for
     the monitored rows (``_rows_tol``)."""
-    if getattr(learner, "monitor", None) == PASS:
+    if _reads_passes(learner):
         return getattr(type(learner), "_rows_tol", learner.tol)
     return learner.tol
+
+
+def _reads_passes(learner):
+    """Whether ``learner``'s stopping rule reads its passes (``monitor="pass"``)."""
+    return getattr(learner, "monitor", None) == PASS
 
 
 class Stall:
@@ -579,7 +584,7 @@ class _History:
         learner = self.learner
         self.seconds += seconds
         objective = learner.__dict__.get("objective_")
-        if objective is None and seen is not None and getattr(learner, "monitor", None) == PASS:
+        if objective is None and seen is not None and _reads_passes(learner):
             objective = float(seen[0])
         elif objective is None and self.validation is not None and hasattr(learner,
                                                                            "_objective"):

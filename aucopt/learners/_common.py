@@ -44,6 +44,15 @@ def weights_state(columns, averaging=False):
     return state
 
 
+# the stopping rule's parameters after n_epochs ({tol}, {patience} to fill)
+_EPOCH_TAIL = """
+    tol : float, default={tol}
+        Smallest improvement of the objective that counts as progress.
+    n_iter_no_change : int, default={patience}
+        Passes in a row without progress that stop training.
+    max_epochs : int, default=50
+        Most passes with ``n_epochs="auto"``."""
+
 _EPOCH_TEMPLATE = """
     n_epochs : int or "auto", default="auto"
         Passes over the data in ``fit``. "auto" runs passes until the training
@@ -51,13 +60,13 @@ _EPOCH_TEMPLATE = """
         fixed random subsample of at most {monitor}), and training stops once
         ``n_iter_no_change`` passes in a row improved it by less than ``tol``, or
         after ``max_epochs`` passes; ``stop_reason_`` says which. An int runs
-        exactly that many passes.
-    tol : float, default={tol}
-        Smallest improvement of the objective that counts as progress.
-    n_iter_no_change : int, default={patience}
-        Passes in a row without progress that stop training.
-    max_epochs : int, default=50
-        Most passes with ``n_epochs="auto"``."""
+        exactly that many passes.""" + _EPOCH_TAIL
+
+
+def epoch_tail(tol, patience):
+    """The docs of ``tol``, ``n_iter_no_change`` and ``max_epochs`` with these
+    defaults, for a learner that documents its ``n_epochs`` rule itself."""
+    return _EPOCH_TAIL.replace("{tol}", tol).replace("{patience}", str(patience))
 
 
 def monitored_rows_doc(monitor_rows=MONITOR_ROWS):

@@ -46,7 +46,7 @@ from aucopt.learners._common import (EPOCH_PARAMS, SETTLE_RATIO, WEIGHTED_AVERAG
                                      ElasticNetModel, WeightsModel, auto_norm_cap,
                                      auto_or_positive, auto_value,
                                      check_epochs, document_weights, epoch_params,
-                                     merge_doc, monitored_rows_doc,
+                                     epoch_tail, merge_doc, monitored_rows_doc,
                                      search_scale, settle, settles, weights_state)
 from aucopt.learners._lanes import in_lanes
 from aucopt.learners._objectives import mean_pair_hinge, mean_pair_square
@@ -701,13 +701,7 @@ _PSAM_EPOCHS = """
         ``n_iter_no_change`` passes in a row improved it by less than ``tol``
         (past ``min_steps``, and unless ``auc_tol`` holds it), or after
         ``max_epochs`` passes; ``stop_reason_`` says which. An int runs exactly
-        that many passes.
-    tol : float, default=3e-2
-        Smallest improvement of the objective that counts as progress.
-    n_iter_no_change : int, default=1
-        Passes in a row without progress that stop training.
-    max_epochs : int, default=50
-        Most passes with ``n_epochs="auto"``."""
+        that many passes.""" + epoch_tail("3e-2", 1)
 
 _PSAM_OBJECTIVE_DOC = """
     objective_ : float
