@@ -272,7 +272,11 @@ def _data(dask, client, estimator, X, y, n_features, zero_based, chunk_size, n_p
     first repartitioned by :func:`_deal`, validated once and persisted on one worker
     per part), the combined summary of all rows, the number of features and the
     learner's ``[negative, positive]`` classes."""
-    n_threads = sum(client.nthreads().values())
+    # nthreads() asks the scheduler (and raises if it cannot): scheduler_info() falls
+    # back, without a word, to the client's periodic copy, which lists no worker (a
+    # CI run failed on placing the parts with `k % 0`)
+    threads = client.nthreads()
+    n_threads = sum(threads.values())
     if isinstance(X, dask.bag.Bag):
         if y is not None:
             raise ValueError("with a bag of svmlight paths the labels come from the "
@@ -316,7 +320,7 @@ def _data(dask, client, estimator, X, y, n_features, zero_based, chunk_size, n_p
     if shuffle_seed is not None and len(keep) > 1:
         xs, ys, ws, sizes = _deal(dask, xs, ys, ws, sizes, shuffle_seed)
     runs = _runs(n_parts, n_threads, sizes)
-    workers = sorted(client.scheduler_info()["workers"])
+    workers = sorted(threads)
     sources = []
     for k, run in enumerate(runs):
         sources += client.persist([dask.delayed(_Ready, pure=True)(xs[i], ys[i], classes, ws[i])
@@ -716,7 +720,7 @@ class _Watched:
             raise RuntimeError("aucopt.dask.fit: the cluster has no worker (yet); wait for "
                                "them first (client.wait_for_workers(n))")
 
-    def __getattr__(self, name):  # persist, nthreads, scheduler_info: the client's
+    def __getattr__(self, name):  # persist, nthreads: the client's
         return getattr(self.client, name)
 
     def compute(self, tasks, sync=False):

@@ -106,7 +106,7 @@ def cluster_part(args):
             Client(cluster) as client:
         start = time.perf_counter()
         # each half of the blocks made on the worker aucopt.dask.fit gives that half to
-        workers = sorted(client.scheduler_info()["workers"])
+        workers = sorted(client.nthreads())
         made = []
         for k, run in enumerate(np.array_split(np.arange(len(sizes)), len(workers))):
             made += client.persist([dask.delayed(synth_rcv1.block, pure=True)(b, sizes[b])
