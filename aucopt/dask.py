@@ -272,10 +272,7 @@ def _data(dask, client, estimator, X, y, n_features, zero_based, chunk_size, n_p
     first repartitioned by :func:`_deal`, validated once and persisted on one worker
     per part), the combined summary of all rows, the number of features and the
     learner's ``[negative, positive]`` classes."""
-    # nthreads() asks the scheduler (and raises if it cannot): scheduler_info() falls
-    # back, without a word, to the client's periodic copy, which lists no worker (a
-    # CI run failed on placing the parts with `k % 0`)
-    threads = client.nthreads()
+    threads = _workers(client)
     n_threads = sum(threads.values())
     if isinstance(X, dask.bag.Bag):
         if y is not None:
@@ -699,6 +696,18 @@ class _Plan:
         return dask.delayed(operator.getitem)(nodes[0], 0)
 
 
+def _workers(client):
+    """``{worker address: threads}`` of the cluster, asked of the scheduler;
+    ``RuntimeError`` if it has none. (Not ``scheduler_info()["workers"]``: when its
+    query fails, distributed's client returns, without a word, its periodic copy,
+    which lists no worker; placing the parts then failed on ``k % 0``.)"""
+    threads = client.nthreads()
+    if not threads:
+        raise RuntimeError("aucopt.dask.fit: the cluster has no worker (yet); wait for "
+                           "them first (client.wait_for_workers(n))")
+    return threads
+
+
 class _Watched:
     """The client, whose waits fail when every worker of the cluster was gone at once.
 
@@ -715,10 +724,7 @@ class _Watched:
         self.distributed = distributed
         events = client.get_events("all")
         self.seen_until = events[-1][0] if events else float("-inf")
-        self.known_workers = set(client.nthreads())
-        if not self.known_workers:
-            raise RuntimeError("aucopt.dask.fit: the cluster has no worker (yet); wait for "
-                               "them first (client.wait_for_workers(n))")
+        self.known_workers = set(_workers(client))
 
     def __getattr__(self, name):  # persist, nthreads: the client's
         return getattr(self.client, name)

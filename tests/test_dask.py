@@ -172,6 +172,15 @@ def test_a_worker_killed_mid_fit_is_retried_with_the_same_result(client, task, t
     assert killed.intercept_ == calm.intercept_ and killed.t_ == calm.t_
 
 
+def test_a_cluster_without_workers_is_refused_clearly():
+    class NoWorkers:
+        def nthreads(self):
+            return {}
+
+    with pytest.raises(RuntimeError, match="no worker"):
+        ad._workers(NoWorkers())
+
+
 def test_refusals(client, task, monkeypatch):
     X, y, _, _ = task
     data = _arrays(X, y, 1000)
