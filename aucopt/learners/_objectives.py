@@ -3,9 +3,10 @@
 Given the scores ``s`` of the positives and the negatives, the mean over all
 ``n+ n-`` pairs of a loss of the margin ``m = s_i - s_j``:
 
-* :func:`mean_pair_hinge` -- ``max(0, 1 - m)``: sort the negatives' scores once; for
-  each positive the violating negatives are those above ``s_i - 1``, whose count
-  and sum come from a binary search and suffix sums: O(n log n);
+* :func:`mean_pair_hinge` -- ``max(0, 1 - m)``: sort the negatives' scores (unless
+  they come sorted); for each positive the violating negatives are those above
+  ``s_i - 1``, whose count and sum come from a binary search and suffix sums:
+  O(n log n);
 * :func:`mean_pair_square` -- ``(1 - m)^2``: from the classes' means and variances,
   O(n).
 
@@ -20,7 +21,11 @@ __all__ = ["mean_pair_hinge", "mean_pair_square"]
 def mean_pair_hinge(s_pos, s_neg):
     """Mean of ``max(0, 1 - (s_i - s_j))`` over all (positive i, negative j) pairs."""
     s_pos = np.asarray(s_pos, dtype=np.float64)
-    neg = np.sort(np.asarray(s_neg, dtype=np.float64))
+    neg = np.asarray(s_neg, dtype=np.float64)
+    # the learners' threshold passes its classes sorted: a linear check instead of a
+    # second sort (the rcv1-shaped set's 385,000 negatives: 0.07 ms against 18 ms)
+    if not (neg[1:] >= neg[:-1]).all():
+        neg = np.sort(neg)
     if s_pos.size == 0 or neg.size == 0:
         return 0.0
     suffix = np.concatenate([np.cumsum(neg[::-1])[::-1], [0.0]])
