@@ -96,10 +96,30 @@ class Timed:
         self.value = value
 
 
+def quiesce(window=0.02, busy=0.1, limit=1.0):
+    """Wait, at most ``limit`` seconds, until this process's other threads are idle: a
+    ``window`` in which the whole process used less than ``busy`` of one core.
+
+    After a BLAS call, OpenBLAS's worker threads keep spinning for about 0.1 s
+    (numpy's and scipy's pools each: 0.1 s of CPU during a 2 s sleep on the
+    benchmark machine, 0.2 s after a ``LogisticRegression`` fit on news20). A
+    contestant timed then shares the cores with them: on 2 cores a one-thread fit
+    gets about two thirds of one, and two threads less. So every timed call starts
+    only once they sleep; no contestant's own threads are changed."""
+    end = time.perf_counter() + limit
+    while time.perf_counter() < end:
+        used = time.process_time()
+        time.sleep(window)
+        if time.process_time() - used < busy * window:
+            return
+
+
 def _call(c):
-    """One timed call of a contestant; returns (seconds, output)."""
+    """One timed call of a contestant (once the process is quiet, :func:`quiesce`);
+    returns (seconds, output)."""
     arg = c.prepare() if c.prepare is not None else None
     gc.collect()
+    quiesce()
     if c.prepare is not None:
         t0 = time.perf_counter()
         out = c.run(arg)
@@ -270,7 +290,9 @@ def markdown(report):
         "Environment: " + ", ".join(f"{k} {v}" for k, v in env.items()),
         "",
         f"Timing: median and min of {report['repeat']} interleaved repeats after "
-        f"{report['warmup']} warm-up call(s); ratio = median / peer median (< 1 is faster).",
+        f"{report['warmup']} warm-up call(s), each started once the process's other "
+        "threads were idle (OpenBLAS's workers spin ~0.1 s after a BLAS call); ratio = "
+        "median / peer median (< 1 is faster).",
     ]
     for wl in report["workloads"]:
         lines += ["", f"## {wl['name']}", "", wl["description"]]
