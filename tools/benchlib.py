@@ -103,9 +103,9 @@ def quiesce(window=0.02, busy=0.1, limit=1.0):
     After a BLAS call, OpenBLAS's worker threads keep spinning for about 0.1 s
     (numpy's and scipy's pools each: 0.1 s of CPU during a 2 s sleep on the
     benchmark machine, 0.2 s after a ``LogisticRegression`` fit on news20). A
-    contestant timed then shares the cores with them: on 2 cores a one-thread fit
-    gets about two thirds of one, and two threads less. So every timed call starts
-    only once they sleep; no contestant's own threads are changed."""
+    contestant timed then shares the cores with them (a 0.035 s PSAM fit on news20
+    would run entirely beside them). So every timed call starts only once they
+    sleep; no contestant's own threads are changed."""
     end = time.perf_counter() + limit
     while time.perf_counter() < end:
         used = time.process_time()
