@@ -19,13 +19,15 @@ Contestants:
   driver's pass hook: no validation or threshold); ``epoch`` is their mean;
 * ``psam two fits at once`` (where an epoch is long enough for threads): in one call,
   back to back, a one-thread fit of ``EPOCHS`` epochs alone, two such fits started
-  together in two threads of this process (the kernels release the GIL) and one
-  ``n_jobs=2`` fit, each pass timed. The two fits' passes per second added, against
-  the fit's alone (``epoch_alone (1 / epoch_a + 1 / epoch_b)``), is what the
-  machine's two cores give this workload at that moment: the ceiling of the
-  ``n_jobs=2`` speed-up; beside it the lanes' speed-up in the same call and its share
-  of the ceiling (medians over the repeats: the machine's state changes from minute
-  to minute, so only numbers taken together compare);
+  together in two threads of this process (the kernels release the GIL), one
+  ``n_jobs=2`` fit and the one-thread fit alone again, each pass timed. The two fits'
+  passes per second added, against the fit's alone (``epoch_alone (1 / epoch_a + 1 /
+  epoch_b)``, ``epoch_alone`` the mean of the two fits alone, which bracket the
+  others), is what the machine's two cores give this workload at that moment: the
+  ceiling of the ``n_jobs=2`` speed-up; beside it the lanes' speed-up in the same call
+  and its share of the ceiling (medians over the repeats, with their range: the
+  machine's state changes from minute to minute, so only numbers taken together
+  compare, and a ceiling above 2 shows how much it moved within a call);
 * peers: ``SGDClassifier(loss="hinge", average=True)`` and Vowpal Wabbit (logistic
   loss, its default adaptive normalised updates; if the ``vowpalwabbit`` package is
   installed; fed from its binary cache, written before the timed fits) traced over
@@ -128,9 +130,10 @@ def _passes(make, X, y, X_te, y_te):
 
 def _at_once(make, X, y):
     """One fit of ``make(1)`` alone, two started together in two threads, one fit of
-    ``make(2)``: the passes of each (:func:`pairtiming.timed_passes`)."""
+    ``make(2)``, one of ``make(1)`` alone again: the passes of each
+    (:func:`pairtiming.timed_passes`)."""
     start = time.perf_counter()
-    alone = timed_passes(make(1), X, y)
+    alone = [timed_passes(make(1), X, y)]
     pair, errors = [None, None], []
 
     def run(k, model):
@@ -147,6 +150,7 @@ def _at_once(make, X, y):
     if errors:
         raise errors[0]
     lanes = timed_passes(make(2), X, y)
+    alone.append(timed_passes(make(1), X, y))
     return Timed(time.perf_counter() - start, {"alone": alone, "pair": pair, "lanes": lanes})
 
 
@@ -316,16 +320,16 @@ def _ceiling_columns(outs, floors, cols):
     def epoch(passes):
         return float(np.mean(passes))
 
+    alone = [float(np.mean([epoch(p) for p in r["alone"]])) for r in outs]
     # the two fits' rates add: one core may give less than the other, and the lanes'
     # claims balance their work the same way
-    ceiling = [epoch(r["alone"]) * sum(1.0 / epoch(p) for p in r["pair"]) for r in outs]
-    lanes = [epoch(r["alone"]) / epoch(r["lanes"]) for r in outs]
+    ceiling = [a * sum(1.0 / epoch(p) for p in r["pair"]) for a, r in zip(alone, outs)]
+    lanes = [a / epoch(r["lanes"]) for a, r in zip(alone, outs)]
     share = [a / c for a, c in zip(lanes, ceiling)]
-    alone = float(np.median([epoch(r["alone"]) for r in outs]))
     cols[CEILING] = {
-        "time / epoch [s]": f"{alone:.4g}",
-        "epoch / X@w": f"{alone / floors['X @ w']:.2f}",
-        "epochs": str(len(outs[0]["alone"])),
+        "time / epoch [s]": f"{np.median(alone):.4g}",
+        "epoch / X@w": f"{np.median(alone) / floors['X @ w']:.2f}",
+        "epochs": str(len(outs[0]["lanes"])),
         "n_jobs speed-up": f"ceiling {np.median(ceiling):.2f} ({min(ceiling):.2f}-"
                            f"{max(ceiling):.2f}); lanes {np.median(lanes):.2f} "
                            f"({min(lanes):.2f}-{max(lanes):.2f}), "
