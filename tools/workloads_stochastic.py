@@ -21,19 +21,19 @@ Contestants:
   back to back, a one-thread fit of ``EPOCHS`` epochs alone, two one-thread fits of
   twice as many epochs started together in two threads of this process (the
   kernels release the GIL), one ``n_jobs=2`` fit of ``EPOCHS`` epochs and the
-  one-thread fit alone again, each pass timed; passes 2 to ``EPOCHS`` of each are
-  compared (the first pass costs more; the pair's passes up to ``EPOCHS`` all run
-  while the other fit runs too, unless one core is over twice as fast as the
-  other: counting a fit's passes after the other's end would overstate the
-  ceiling). The two
-  fits' passes per second added, against the fit's alone (``epoch_alone (1 /
-  epoch_a + 1 / epoch_b)``, ``epoch_alone`` the mean of the two fits alone, which
-  bracket the others), is what the machine's two cores give this workload at that
-  moment: the ceiling of the ``n_jobs=2`` speed-up; beside it the lanes' speed-up
-  in the same call and its share of the ceiling (medians over the repeats, with
-  their range: the machine's state changes from minute to minute, so only numbers
-  taken together compare. A ceiling above 2 means the fit alone ran slower than each
-  of the two at once, as it did on the 2-vCPU benchmark machine in some minutes);
+  one-thread fit alone again, each pass timed. Passes 2 to ``EPOCHS`` of each are
+  compared: the first pass costs more, and the pair's passes up to ``EPOCHS`` all
+  run while the other fit runs too, unless one core is over twice as fast as the
+  other (counting a fit's passes after the other's end would overstate the
+  ceiling). The two fits' passes per second added, against the fit's alone
+  (``epoch_alone (1 / epoch_a + 1 / epoch_b)``, ``epoch_alone`` the mean of the two
+  fits alone, which bracket the others), is what the machine's two cores give this
+  workload at that moment: the ceiling of the ``n_jobs=2`` speed-up. Beside it: the
+  lanes' speed-up in the same call and its share of the ceiling. Medians over the
+  repeats, with their range: the machine's state changes from minute to minute, so
+  only numbers taken together compare. A ceiling above 2 means the fit alone ran
+  slower than each of the two at once, as it did on the 2-vCPU benchmark machine in
+  some minutes;
 * peers: ``SGDClassifier(loss="hinge", average=True)`` and Vowpal Wabbit (logistic
   loss, its default adaptive normalised updates; if the ``vowpalwabbit`` package is
   installed; fed from its binary cache, written before the timed fits) traced over
