@@ -73,7 +73,7 @@ import warnings
 
 import numpy as np
 
-from benchlib import Timed, Unavailable, workload
+from benchlib import Timed, Unavailable, quiesce, workload
 from pairtiming import (VowpalWabbit, fixed_costs, pair_dot_floor, timed_passes, vw_text,
                         xw_floor)
 from synth_rcv1 import split as split_rcv1
@@ -141,6 +141,7 @@ def _at_once(make, X, y, epochs):
     start = time.perf_counter()
     alone = [timed_passes(make(1, epochs), X, y)]
     pair, errors = [None, None], []
+    quiesce()  # each fit starts with the other threads idle, as every timed call does
 
     def run(k, model):
         try:
@@ -155,7 +156,9 @@ def _at_once(make, X, y, epochs):
         thread.join()
     if errors:
         raise errors[0]
+    quiesce()
     lanes = timed_passes(make(2, epochs), X, y)
+    quiesce()  # the lane worker spins a few milliseconds after its last block
     alone.append(timed_passes(make(1, epochs), X, y))
     return Timed(time.perf_counter() - start,
                  {"alone": alone, "pair": pair, "lanes": lanes, "epochs": epochs})

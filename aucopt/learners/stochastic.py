@@ -469,18 +469,18 @@ _N_JOBS_PARAMS = """
         and kept between passes. PSAM epochs with two threads against one, on two
         idle cores (medians of interleaved epochs): 20 Newsgroups 1.3-1.5x,
         reuters_acq and sector 1.2-1.3x, an rcv1-shaped set of 724,000 rows
-        1.4-1.5x, with the test AUC after 10 epochs within 0.0001. What keeps two
-        threads under 2x is mostly what two independent fits meet as well: on the
-        machine of these numbers two independent one-thread fits at once had
-        1.4-2.1x the throughput of one, minute by minute, and two threads 0.7-1.0
-        of that in the same minute (20 Newsgroups: a pair costs each thread
-        1.1-1.3x what it costs one thread alone; the pair draws and the fold run on
-        one thread). The threads do write the same weights, those of the frequent
-        words, but a second thread that wrote none ran hardly faster. On a machine
-        whose second core is busy elsewhere, two threads can take twice as long as
-        one. Passes too short for threads (fewer than ``n_jobs * {lane_steps}`` or
-        ``n_features / 16`` steps) run on one thread; ``n_jobs=1`` is the
-        sequential algorithm, bit for bit."""
+        1.4-1.5x, with the test AUC after 10 epochs within 0.0001. The machine and
+        the threads each keep that under 2x: on the machine of these numbers two
+        independent one-thread fits at once had 1.4-2.1x the throughput of one,
+        minute by minute, and two threads 0.6-1.0 of that in the same minute (20
+        Newsgroups: a pair costs each thread 1.1-1.3x what it costs one thread
+        alone; the pair draws and the fold run on one thread). The threads do write
+        the same weights, those of the frequent words, but a second thread that
+        wrote none ran hardly faster, and one on a private copy of them slower. On
+        a machine whose second core is busy elsewhere, two threads can take twice as
+        long as one. Passes too short for threads (fewer than ``n_jobs *
+        {lane_steps}`` or ``n_features / 16`` steps) run on one thread; ``n_jobs=1``
+        is the sequential algorithm, bit for bit."""
 
 _N_JOBS_PARAMS = docstring(_N_JOBS_PARAMS, fields={"lane_steps": LANE_STEPS})
 _HINGE_EPOCHS = epoch_params(HINGE_MONITOR_ROWS)
