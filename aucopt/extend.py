@@ -132,8 +132,9 @@ class PairwiseSGD(ASAM):
         Passes in ``fit`` (``"auto"``: until ``lam/2 ||w||^2 +`` :meth:`pair_loss`
         on the training rows stalls), as ASAM's.
     n_jobs : int or None, default=None
-        Threads for a pass (Hogwild, as ASAM's; a Python ``pair_step`` holds the
-        GIL, so threads do not speed it up).
+        Threads for a pass, as ASAM's (Hogwild, or copies of the weights on blocks
+        of many more pairs than features; a Python ``pair_step`` holds the GIL, so
+        threads do not speed it up).
     random_state : int, numpy Generator or None, default=None
     verbose : int, default=0
     pos_label : label or None, default=None

@@ -672,6 +672,82 @@ def test_close_lanes_without_norm_leaves_it_to_the_fold():
     assert norms[0] == norms[1]
 
 
+@pytest.mark.parametrize("rule, name", [(Subgradient, "subgradient"), (HingeProx, "prox")])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_a_lane_on_its_own_copy_steps_and_leads_it_as_one_thread(rule, name, sparse):
+    """Lanes on copies, one after another: lane 1 leads its own copy of the weights
+    (``own``) and claims every pair first, so the copy is the sequential loop bit for
+    bit, scalars and counts included; the lead on the weights then takes no pair but
+    applies the block's schedule, to the same scalars. Adding the copy's changes
+    gives the numpy reference's iterate and average."""
+    X, y = _data()
+    pi, nj = _draws(y, 300)
+    lam, t0, rskip, askip = 0.05, 3.0, 3, 7
+    rows = RowSource(sp.csr_matrix(X) if sparse else X)
+    w = Weights(np.zeros((X.shape[1], 2)), averaging=True)
+    start, copy = (Weights(np.full((X.shape[1], 2), np.nan), averaging=True, vsq=0.0)
+                   for _ in range(2))
+    lead = Schedule(lam, t0, rskip, askip, avg_power=2.0)
+    mine = lead.copy()
+    for weights in (w, start, copy):
+        open_lanes(weights)
+    start.assign(w)
+    copy.assign(start)
+    block = Lanes(2)
+    sgd_lane(rows, copy, pi, nj, block, 1, rule(), mine, own=True)
+    sgd_lane(rows, w, pi, nj, block, 0, rule(), lead)
+    one = Weights(np.zeros((X.shape[1], 2)), averaging=True)
+    sched = Schedule(lam, t0, rskip, askip, avg_power=2.0)
+    sgd_pairs(rows, one, pi, nj, rule(), sched)
+    for got in (copy, w):
+        assert (got.scale, got.avg_c, got.avg_q, got.fold_due) == (
+            one.scale, one.avg_c, one.avg_q, one.fold_due)
+    for got in (mine, lead):
+        assert (got.t, got.rcount, got.acount) == (sched.t, sched.rcount, sched.acount)
+    assert lead.hinge_sum == 0.0 and mine.hinge_sum == sched.hinge_sum
+    close_lanes(copy)
+    np.testing.assert_array_equal(copy.coef(), one.coef())
+    np.testing.assert_array_equal(copy.average(), one.average())
+    w.add_changes(copy, start)
+    close_lanes(w)
+    ref_w, ref_avg = hinge_pair_steps(X, pi, nj, lam, t0, rskip, name, askip, 2.0)
+    _close(w.coef(), ref_w)
+    _close(w.average(), ref_avg)
+
+
+def test_weights_copies_refuse_other_shapes_and_scales_and_roll_back():
+    """``assign`` copies the state and scalars; ``add_changes`` adds a copy's change
+    since a start (numpy's sum, every column), refuses weights of another shape or a
+    copy at another scale, and is undone with the rest of a transaction."""
+    rng = np.random.default_rng(0)
+    state = rng.standard_normal((6, 2))
+    w = Weights(state, scale=0.5, averaging=True, avg_c=0.25, avg_q=3.0)
+    start_state, copy_state = np.zeros((6, 2)), np.zeros((6, 2))
+    start = Weights(start_state, averaging=True)
+    copy = Weights(copy_state, averaging=True)
+    start.assign(w)
+    copy.assign(start)
+    assert start.scalars() == copy.scalars() == w.scalars()
+    assert np.array_equal(start_state, state) and np.array_equal(copy_state, state)
+    copy_state += rng.standard_normal((6, 2))  # what a lane did to its copy
+    expected = state + (copy_state - start_state)
+    before = state.copy()
+    w.begin()
+    w.add_changes(copy, start)
+    np.testing.assert_array_equal(state, expected)
+    w.rollback()
+    np.testing.assert_array_equal(state, before)
+    copy.py_scale(0.5)
+    with pytest.raises(ValueError, match="scale"):
+        w.add_changes(copy, start)
+    np.testing.assert_array_equal(state, before)
+    for other in (Weights(np.zeros((5, 2)), averaging=True), Weights(np.zeros(6))):
+        with pytest.raises(ValueError, match="do not match"):
+            w.assign(other)
+        with pytest.raises(ValueError, match="do not match"):
+            w.add_changes(other, start)
+
+
 def test_square_lanes_on_threads_keep_the_proximal_steps_of_one_thread():
     """adaDSGD's lead applies the proximal step of every pair in order, however the
     threads share the block: the lazy products P and R after it are one thread's."""
@@ -768,6 +844,46 @@ def test_threads_learn_as_well_as_one_after_the_same_epochs(name, monkeypatch):
     dense = aucopt.get(name, n_epochs=4, n_jobs=2, random_state=0).fit(X_tr.toarray(), y_tr)
     assert abs(dense.score(X_te, y_te) - aucs[1]) < 0.005
     assert abs(aucs[2] - aucs[1]) < 0.003 and abs(aucs[3] - aucs[1]) < 0.003, aucs
+
+
+@pytest.mark.parametrize("name", ["sam", "asam", "psam"])
+def test_threads_on_copies_learn_as_one_and_keep_its_schedule(name, monkeypatch):
+    """Blocks of many more pairs than features run on copies of the weights (here
+    from 256 pairs): the passes' step counts and schedule counts are one thread's,
+    the norm is recomputed, and the test AUC after the same epochs is one thread's
+    within 0.003 (mean of 3 seeds)."""
+    monkeypatch.setattr(stochastic, "LANE_STEPS", 256)
+    monkeypatch.setattr(stochastic, "COPY_STEPS", 256)
+    X, y = load("dna_ei")
+    X_tr, X_te, y_tr, y_te = split(X, y, test_size=0.3, random_state=0)
+    made = []
+    real = stochastic._HingeSGD._weights_like
+    monkeypatch.setattr(stochastic._HingeSGD, "_weights_like",
+                        lambda self, w: made.append(1) or real(self, w))
+    aucs = {}
+    for jobs in (1, 2):
+        models = [aucopt.get(name, n_epochs=4, n_jobs=jobs, random_state=seed).fit(X_tr, y_tr)
+                  for seed in range(3)]
+        aucs[jobs] = np.mean([m.score(X_te, y_te) for m in models])
+        counts = [(m.t_, m.rcount_, getattr(m, "acount_", None)) for m in models]
+        if jobs == 1:
+            ones = counts
+        v = models[0].weights_[:, 0]
+        assert models[0].weights_vsq_ == pytest.approx(v @ v, rel=1e-12)
+    assert made and counts == ones
+    assert abs(aucs[2] - aucs[1]) < 0.003, aucs
+
+
+def test_blocks_run_on_copies_once_they_amortise_them_and_delay_an_eighth():
+    d = 1000
+    hog, copies = stochastic._block_limit(8 * 100, d), stochastic._block_limit(
+        8 * stochastic.COPY_STEPS, d)
+    assert hog == 49 * 800 and copies == stochastic.COPY_STEPS
+    assert stochastic._on_copies(stochastic.COPY_STEPS, 8 * stochastic.COPY_STEPS, d)
+    assert not stochastic._on_copies(stochastic.COPY_STEPS + 1, 8 * stochastic.COPY_STEPS, d)
+    assert not stochastic._on_copies(stochastic.COPY_STEPS - 1, 8 * stochastic.COPY_STEPS, d)
+    big = 4 * stochastic.COPY_STEPS  # d above the pairs: Hogwild
+    assert stochastic._block_limit(8 * big, big + 1) == 49 * 8 * big
 
 
 def test_threads_run_and_keep_the_maintained_norm(monkeypatch):

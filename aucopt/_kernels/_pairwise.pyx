@@ -43,6 +43,16 @@ loop, bit for bit. The maintained ``||v||^2`` is not kept by the lanes
 (:func:`close_lanes`, or the fold after it, recomputes it); folds are held
 (``hold_folds``) and done between blocks (:func:`refold`), which the caller keeps
 short enough for the scale to stay within the fold band.
+
+Copies: with ``own``, :func:`sgd_lane` steps a copy of the weights that its lane
+leads itself (``Weights.assign`` makes the copy, as the weights were at the block's
+start). The lane's schedule is a copy of the lead's (``Schedule.copy``), and applies
+the same shrinks and snapshots after the same steps, so the copy's scalars end the
+block as the lead's, bit for bit. The caller then adds each copy's changes to the
+shared weights (``Weights.add_changes``). No two lanes write the same memory, at the
+price of two O(d) passes per block and of lanes that see each other's steps only
+after it; the SAM / ASAM / PSAM driver runs blocks of many more pairs than features
+that way (``aucopt.learners.stochastic._block_limit``).
 """
 from cpython.pycapsule cimport PyCapsule_GetPointer
 from libc.math cimport fabs, pow
@@ -200,6 +210,12 @@ cdef class Schedule:
         self.avg_power = avg_power
         self.hinge_sum = 0.0
         self.ranked_sum = 0.0
+
+    def copy(self):
+        """The same schedule at the same step (for a lane that leads a copy of the
+        weights: ``sgd_lane``'s ``own``), with its sums from 0."""
+        return Schedule(self.lam, self.t0, self.rskip, self.askip, self.t, self.rcount,
+                        self.acount, self.avg_power)
 
 
 cdef inline void prefetch_pair(RowSource X, const int64_t* pos_rows, const int64_t* neg_rows,
@@ -538,18 +554,22 @@ cdef inline bint claim(Lanes lanes, Py_ssize_t n, Py_ssize_t* start,
 
 def sgd_lane(RowSource X, Weights w, const int64_t[::1] pos_rows,
              const int64_t[::1] neg_rows, Lanes lanes not None, int lane,
-             PairRule rule not None, Schedule sched not None):
+             PairRule rule not None, Schedule sched not None, bint own=False):
     """Lane ``lane`` of ``lanes.n_lanes`` threads (module docstring, "Threads"): the
     steps of :func:`sgd_pairs` on the pairs it claims from ``lanes``,
     :data:`LANE_CHUNK` at a time, until none is left, on weights the lanes share
     (prepared by :func:`open_lanes`). Pair ``k`` is step ``sched.t + k + 1`` (each
     lane's ``sched.t`` is the step count before the block); lane 0 leads: its
     ``sched`` applies the schedule after every step of the block, the other lanes'
-    included, and ends at ``sched.t + len(pos_rows)``. Releases the GIL; call it from
-    ``n_lanes`` threads at once, with one ``lanes`` for the block."""
+    included, and ends at ``sched.t + len(pos_rows)``. With ``own``, ``w`` is this
+    lane's own copy of the weights (``Weights.assign``, prepared by
+    :func:`open_lanes`) and the lane leads it: its ``sched`` (a copy of the lead's)
+    applies the same schedule, so the copy's scalars end as the lead's, bit for bit.
+    Releases the GIL; call it from ``n_lanes`` threads at once, with one ``lanes``
+    for the block."""
     cdef Py_ssize_t work = 0, n = pos_rows.shape[0], start, stop
     cdef int64_t base = sched.t
-    cdef bint lead = lane == 0
+    cdef bint lead = lane == 0 or own
     _check_sgd(X, w, rule, sched)
     _check_lane(X, pos_rows, neg_rows, lanes, lane)
     if n == 0:

@@ -49,6 +49,7 @@ import numpy as np
 
 from libc.math cimport copysign, fabs
 from libc.stdint cimport int32_t
+from libc.string cimport memcpy
 
 from aucopt._kernels._interrupt cimport poll
 from aucopt._kernels._journal cimport Journal, touch, touch_rows
@@ -341,6 +342,53 @@ cdef class Weights:
                 sq += t * t
                 l1 += fabs(t)
         return sq, l1
+
+    # -- copies for threads that step weights of their own (_pairwise's "Threads")
+
+    def assign(self, Weights other not None):
+        """Make these weights a copy of ``other`` (a state of the same shape): its
+        state array and scalars, ``fold_due`` included. Releases the GIL for the
+        O(d) copy, so that a lane copies on its own thread."""
+        if other is self:
+            return
+        self._check_same(other)
+        if self.journal is not None:
+            self.journal.save_all()
+        with nogil:
+            if self.n_features > 0:
+                memcpy(self.v, other.v, self.n_features * self.stride * sizeof(double))
+        self.scale, self.vsq = other.scale, other.vsq
+        self.avg_c, self.avg_q = other.avg_c, other.avg_q
+        self.fold_due = other.fold_due
+
+    def add_changes(self, Weights copy not None, Weights start not None):
+        """``state <- state + (copy's state - start's state)``, every column: add what
+        a thread did to its ``copy`` since it was ``start`` (all three of one shape;
+        the copy at the same scale as these weights, as the lanes keep them, and no
+        fold since the start; the scalars are left as they are). O(d), releases the
+        GIL."""
+        cdef Py_ssize_t k, n = self.n_features * self.stride
+        cdef double* v = self.v
+        cdef const double* c = copy.v
+        cdef const double* s = start.v
+        self._check_same(copy)
+        self._check_same(start)
+        if copy.scale != self.scale:
+            raise ValueError(f"the copy's scale {copy.scale!r} must be these weights' "
+                             f"{self.scale!r}")
+        if self.journal is not None:
+            self.journal.save_all()
+        with nogil:
+            for k in range(n):
+                v[k] += c[k] - s[k]
+
+    def _check_same(self, Weights other):
+        if other.n_features != self.n_features or other.stride != self.stride \
+                or other.averaging != self.averaging:
+            raise ValueError(f"weights of shape ({other.n_features}, {other.stride}) "
+                             f"(averaging={other.averaging}) do not match these "
+                             f"({self.n_features}, {self.stride}) "
+                             f"(averaging={self.averaging})")
 
     def py_scale(self, double a):
         """``w <- a w``."""

@@ -34,6 +34,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from aucopt._kernels._weights import Weights
 from aucopt._kernels._pairwise import (HingeProx, Schedule, SquareStep, Subgradient,
                                        close_lanes, open_lanes, refold, sgd_lane, sgd_pairs,
                                        shuffled_cycles, square_lane, square_prox_pairs)
@@ -60,6 +61,9 @@ PAIR_BLOCK = 1 << 16
 # thread does the pass): handing a block to the lanes costs ~0.1 ms, more when a
 # worker had gone to sleep (aucopt.learners._lanes).
 LANE_STEPS = 2048
+# With n_jobs > 1, the fewest pairs of a block whose threads step copies of the
+# weights (_block_limit).
+COPY_STEPS = 8 * LANE_STEPS
 # SAM / ASAM / PSAM: n_epochs="auto" evaluates the objective on at most this many
 # training rows (traits.monitor_rows). Scoring every row after each pass cost a PSAM
 # fit on 20 Newsgroups a fifth of its time (2.9 ms with the sorts, against a pass of
@@ -155,6 +159,41 @@ def _drawn_ahead(blocks, learner=None, n_steps=None):
         done += pos_rows.shape[0]
         if learner is not None:
             learner._pass_done = done / n_steps
+
+
+def _on_copies(steps, clock, d):
+    """Whether a block of ``steps`` pairs from step ``clock = t + t0`` on ``d``
+    features runs on copies of the weights (:func:`_block_limit`)."""
+    return max(d, COPY_STEPS) <= steps <= clock / 8
+
+
+def _block_limit(clock, d):
+    """The most pairs a block of lanes takes at step ``clock = t + t0`` on ``d``
+    features (``_HingeSGD._lanes_pass``).
+
+    Shared weights (Hogwild): at most ``49 clock``. The shrinks of ``k`` steps from
+    ``t`` multiply the scale by about ``clock / (clock + k)`` (SVMSGD2's guard keeps
+    each >= 0.8), so such a block shrinks it by less than :data:`FOLD_MARGIN`.
+
+    Copies, once ``clock / 8 >= max(d, COPY_STEPS)``: at most ``clock / 8``. Each
+    thread then steps its own copy of the weights and sees the others' steps only
+    at the block's end, a delay of at most an eighth of the steps taken so far. The
+    copies cost O(d) per block, which at least ``d`` pairs amortise, and a block
+    costs a hand-over to the threads, which :data:`COPY_STEPS` pairs amortise.
+
+    Hogwild threads contend for the cache lines of the frequent features' weights.
+    Copies remove that, which pays on sets of many more rows than features. On the
+    rcv1-shaped set (724,000 x 47,236; blocks of 65,536 pairs after the first
+    pass), PSAM's later passes on two threads against one ran 1.80x faster on
+    copies (range 1.57-2.09) and 1.54x Hogwild (0.74-1.71), 12 alternating rounds
+    of 4-epoch fits in one process; the test AUC after 4 epochs was one thread's
+    within 0.0006 on copies and 0.0005 Hogwild. Longer delays cost AUC: on sector
+    (629 positives), whole-pass blocks on copies (3,206 pairs a thread, up to half
+    the steps taken) lost up to 0.0070 test AUC after 6 epochs against one thread,
+    blocks of 2,048 or 4,096 pairs at most 0.0007."""
+    if clock / 8 >= max(d, COPY_STEPS):
+        return clock / 8
+    return 49 * clock
 
 
 def _lane_blocks(limit):
@@ -346,30 +385,58 @@ class _HingeSGD(WeightsModel, _PairwiseSGD):
             self.acount_ = int(sched.acount)
 
     def _lanes_pass(self, rows, w, threads, lead, rule):
-        """A pass on ``threads`` threads sharing ``w`` (Hogwild, see ``n_jobs``): the
-        lanes claim the pass's pairs a few at a time until none is left (a lane that
-        gets less of a core takes fewer of them), each pair with the step size of
-        its place in the pass, ``eta = 1 / (lam (t + t0))``; the lead thread's
-        schedule ``lead`` applies the shrinks and snapshots of every step, the
-        others' included."""
+        """A pass on ``threads`` threads (see ``n_jobs``): the lanes claim the pass's
+        pairs a few at a time until none is left (a lane that gets less of a core
+        takes fewer of them), each pair with the step size of its place in the
+        pass, ``eta = 1 / (lam (t + t0))``; the lead thread's schedule ``lead``
+        applies the shrinks and snapshots of every step, the others' included. A
+        block of many more pairs than features runs on copies (:func:`_block_limit`):
+        lane 0 on ``w``, every other lane on a copy of ``w`` as it was at the
+        block's start that it leads itself, whose changes are added to ``w`` after
+        the block. Other blocks run Hogwild, all lanes on ``w``."""
         clock = self.t_ + self.t0_
+        d = rows.n_features
         open_lanes(w)
-        # the shrinks of k steps from t multiply the scale by about (t + t0) / (t + t0
-        # + k) (SVMSGD2's guard keeps each >= 0.8): a block of at most 49 (t + t0)
-        # steps shrinks it by less than FOLD_MARGIN
+        copies = None
+        at = clock  # t + t0 at the block's start
         for pos_rows, neg_rows, draw in _drawn_ahead(_pair_blocks(
                 self.random_state_, self._pos, self._neg, rows.n_rows,
-                _lane_blocks(lambda done: 49 * (clock + done)), cycles=self._cycles()),
-                self, rows.n_rows):
+                _lane_blocks(lambda done: _block_limit(clock + done, d)),
+                cycles=self._cycles()), self, rows.n_rows):
             refold(w, FOLD_MARGIN)
-            scheds = [lead] + [Schedule(self.lam_, self.t0_, int(self.rskip), t=lead.t)
-                               for _ in range(threads - 1)]
-            in_lanes(lambda lanes, p: sgd_lane(rows, w, pos_rows, neg_rows, lanes, p, rule,
-                                               scheds[p]), threads, meanwhile=draw)
+            steps = pos_rows.shape[0]
+            at += steps
+            if not _on_copies(steps, at - steps, d):
+                scheds = [lead] + [Schedule(self.lam_, self.t0_, int(self.rskip), t=lead.t)
+                                   for _ in range(threads - 1)]
+                in_lanes(lambda lanes, p: sgd_lane(rows, w, pos_rows, neg_rows, lanes, p,
+                                                   rule, scheds[p]), threads, meanwhile=draw)
+            else:
+                if copies is None:  # the start and one copy per other lane, O(d) each
+                    copies = [self._weights_like(w) for _ in range(threads)]
+                start = copies[0]
+                start.assign(w)
+                scheds = [lead] + [lead.copy() for _ in range(threads - 1)]
+
+                def lane(lanes, p):
+                    if p:
+                        copies[p].assign(start)  # on the lane's own thread and core
+                    sgd_lane(rows, copies[p] if p else w, pos_rows, neg_rows, lanes, p, rule,
+                             scheds[p], own=p > 0)
+
+                in_lanes(lane, threads, meanwhile=draw)
+                for copy in copies[1:]:
+                    w.add_changes(copy, start)
             for other in scheds[1:]:  # the lead's sums hold the pass's
                 lead.hinge_sum += other.hinge_sum
                 lead.ranked_sum += other.ranked_sum
         close_lanes(w, norm=not settles(w, rows.n_rows))  # _pass's settle folds
+
+    def _weights_like(self, w):
+        """Weights on a new state array of ``w``'s shape, set up for a lane."""
+        copy = Weights(np.empty_like(self.weights_), averaging=self._averaged, vsq=0.0)
+        open_lanes(copy)
+        return copy
 
 
 _SAM_LAM = """
@@ -454,35 +521,43 @@ _AVERAGING_PARAMS = """
 _N_JOBS_PARAMS = """
     n_jobs : int or None, default=None
         Threads for a pass (None: 1; -1: every core). With ``n_jobs > 1`` the
-        threads run their own pairs at once on the one shared model, without locks:
-        Hogwild, Recht, Re, Wright & Niu, "Hogwild!: A Lock-Free Approach to
-        Parallelizing Stochastic Gradient Descent" (NIPS 2011), whose analysis
-        covers sparse updates like these. The threads claim a pass's pairs a few at
-        a time, each pair with the step size of its place in the pass, and one
-        thread applies the L2 shrinks and the average's snapshots of every step in
-        order (the weight vector's shared scale has one writer), so the schedule is
-        that of ``n_jobs=1`` exactly. An update can be lost
-        when two threads write one coordinate at the same moment, so a model trained
-        on threads is not reproducible bit for bit, but its quality after the same
-        number of epochs is that of ``n_jobs=1`` (measured on the bundled and text
-        sets: within the differences between seeds). The threads are started once
-        and kept between passes. PSAM epochs with two threads against one, on two
-        idle cores (medians of interleaved epochs): 20 Newsgroups 1.3-1.5x,
-        reuters_acq and sector 1.2-1.3x, an rcv1-shaped set of 724,000 rows
-        1.4-1.5x, with the test AUC after 10 epochs within 0.0001. The machine and
-        the threads each keep that under 2x: on the machine of these numbers two
-        independent one-thread fits at once had 1.4-2.1x the throughput of one,
-        minute by minute, and two threads 0.6-1.0 of that in the same minute (20
-        Newsgroups: a pair costs each thread 1.1-1.3x what it costs one thread
-        alone; the pair draws and the fold run on one thread). The threads do write
-        the same weights, those of the frequent words, but a second thread that
-        wrote none ran hardly faster, and one on a private copy of them slower. On
-        a machine whose second core is busy elsewhere, two threads can take twice as
+        threads claim a pass's pairs a few at a time, each pair with the step size
+        of its place in the pass, and one thread applies the L2 shrinks and the
+        average's snapshots (adaDSGD: the proximal steps) of every step in order,
+        so the schedule is that of ``n_jobs=1`` exactly. The threads step the one
+        shared model at once, without locks: Hogwild, Recht, Re, Wright & Niu,
+        "Hogwild!: A Lock-Free Approach to Parallelizing Stochastic Gradient
+        Descent" (NIPS 2011), whose analysis covers sparse updates like these.
+        SAM, ASAM and PSAM step copies instead in blocks of at least
+        ``max(n_features, {copy_steps})`` pairs, which come on sets of many more
+        rows than features once a block may delay a thread's steps by an eighth of
+        the steps taken: each thread but one steps its own copy of the model, and
+        the copies' changes are added to the model after the block. Hogwild
+        threads contend for the cache lines of the frequent features' weights,
+        copies do not: on an rcv1-shaped set of 724,000 rows and 47,236 features,
+        PSAM's later epochs ran 1.80x faster on two threads than on one with
+        copies, 1.54x Hogwild (medians of 12 alternating rounds). An update can be
+        lost when two Hogwild threads write one coordinate at the same moment, and
+        the threads' shares of the pairs vary, so a model trained on threads is not
+        reproducible bit for bit, but its quality after the same number of epochs
+        is that of ``n_jobs=1`` (measured on the bundled and text sets: within the
+        differences between seeds). The threads are started once and kept between
+        passes. PSAM epochs with two threads against one, on two idle cores
+        (medians of interleaved epochs): 20 Newsgroups 1.3-1.5x, reuters_acq and
+        sector 1.2-1.3x (Hogwild), the rcv1-shaped set 1.7-1.8x (copies), with the
+        test AUC after 4-10 epochs within 0.0007. The machine and the threads each
+        keep that under 2x: on the machine of these numbers two independent
+        one-thread fits at once had 1.4-2.1x the throughput of one, minute by
+        minute, and two Hogwild threads 0.6-1.0 of that in the same minute, 0.88
+        on copies (20 Newsgroups: a pair costs each thread 1.1-1.3x what it costs
+        one thread alone; the pair draws and the fold run on one thread). On a
+        machine whose second core is busy elsewhere, two threads can take twice as
         long as one. Passes too short for threads (fewer than ``n_jobs *
         {lane_steps}`` or ``n_features / 16`` steps) run on one thread; ``n_jobs=1``
         is the sequential algorithm, bit for bit."""
 
-_N_JOBS_PARAMS = docstring(_N_JOBS_PARAMS, fields={"lane_steps": LANE_STEPS})
+_N_JOBS_PARAMS = docstring(_N_JOBS_PARAMS, fields={"lane_steps": LANE_STEPS,
+                                                    "copy_steps": f"{COPY_STEPS:,}"})
 _HINGE_EPOCHS = epoch_params(HINGE_MONITOR_ROWS)
 _OBJECTIVE_DOC = """
     objective_ : float
