@@ -545,14 +545,14 @@ _N_JOBS_PARAMS = """
         passes. PSAM epochs with two threads against one, on two idle cores
         (medians of interleaved epochs): 20 Newsgroups 1.3-1.5x, reuters_acq and
         sector 1.2-1.3x (Hogwild), the rcv1-shaped set 1.7-1.8x (copies), with the
-        test AUC after 4-10 epochs within 0.0007. The machine and the threads each
+        test AUC after 4-10 epochs within 0.0008. The machine and the threads each
         keep that under 2x: on the machine of these numbers two independent
         one-thread fits at once had 1.4-2.1x the throughput of one, minute by
-        minute, and two Hogwild threads 0.6-1.0 of that in the same minute, 0.88
-        on copies (20 Newsgroups: a pair costs each thread 1.1-1.3x what it costs
-        one thread alone; the pair draws and the fold run on one thread). On a
-        machine whose second core is busy elsewhere, two threads can take twice as
-        long as one. Passes too short for threads (fewer than ``n_jobs *
+        minute, and two Hogwild threads 0.6-1.0 of that in the same minute,
+        0.8-0.9 on copies (20 Newsgroups: a pair costs each thread 1.1-1.3x what it
+        costs one thread alone; the pair draws and the fold run on one thread). On
+        a machine whose second core is busy elsewhere, two threads can take twice
+        as long as one. Passes too short for threads (fewer than ``n_jobs *
         {lane_steps}`` or ``n_features / 16`` steps) run on one thread; ``n_jobs=1``
         is the sequential algorithm, bit for bit."""
 
