@@ -874,6 +874,29 @@ def test_threads_on_copies_learn_as_one_and_keep_its_schedule(name, monkeypatch)
     assert abs(aucs[2] - aucs[1]) < 0.003, aucs
 
 
+def test_a_failing_lane_on_a_copy_leaves_the_model_as_it_was(monkeypatch):
+    """A lane on a copy that fails after its steps: the error is raised, the copies
+    are not added, and the call's transaction restores the model exactly (also the
+    steps lane 0 took on the model itself)."""
+    monkeypatch.setattr(stochastic, "LANE_STEPS", 256)
+    monkeypatch.setattr(stochastic, "COPY_STEPS", 256)
+    X, y = load("dna_ei")
+    clf = aucopt.get("psam", n_epochs=2, n_jobs=2, random_state=0).fit(X, y)
+    state, t = clf.weights_.copy(), clf.t_
+    real = stochastic.sgd_lane
+
+    def failing(*args, own=False):
+        real(*args, own=own)
+        if own:
+            raise RuntimeError("lane failed")
+
+    monkeypatch.setattr(stochastic, "sgd_lane", failing)
+    with pytest.raises(RuntimeError, match="lane failed"):
+        clf.partial_fit(X, y)
+    np.testing.assert_array_equal(clf.weights_, state)
+    assert clf.t_ == t
+
+
 def test_blocks_run_on_copies_once_they_amortise_them_and_delay_an_eighth():
     d = 1000
     hog, copies = stochastic._block_limit(8 * 100, d), stochastic._block_limit(
