@@ -195,7 +195,7 @@ def _block_limit(clock, d):
     on sector (629 positives), whole-pass blocks on copies (3,206 pairs a thread,
     up to half the steps taken) lost up to 0.0070 test AUC after 6 epochs against
     one thread, blocks of 2,048 or 4,096 pairs at most 0.0007."""
-    if clock / 8 >= max(d, COPY_STEPS):
+    if _on_copies(clock / 8, clock, d):
         return clock / 8
     return 49 * clock
 
@@ -408,29 +408,25 @@ class _HingeSGD(WeightsModel, _PairwiseSGD):
                 _lane_blocks(lambda done: _block_limit(clock + done, d)),
                 cycles=self._cycles()), self, rows.n_rows):
             refold(w, FOLD_MARGIN)
-            steps = pos_rows.shape[0]
-            at += steps
-            if not _on_copies(steps, at - steps, d):
-                scheds = [lead] + [Schedule(self.lam_, self.t0_, int(self.rskip), t=lead.t)
-                                   for _ in range(threads - 1)]
-                in_lanes(lambda lanes, p: sgd_lane(rows, w, pos_rows, neg_rows, lanes, p,
-                                                   rule, scheds[p]), threads, meanwhile=draw)
-            else:
-                if copies is None:  # the start and one copy per other lane, O(d) each
-                    copies = [self._weights_like(w) for _ in range(threads)]
-                start = copies[0]
-                start.assign(w)
-                scheds = [lead] + [lead.copy() for _ in range(threads - 1)]
+            own = _on_copies(pos_rows.shape[0], at, d)
+            at += pos_rows.shape[0]
+            if own and copies is None:  # the start and one copy per other lane, O(d) each
+                copies = [self._weights_like(w) for _ in range(threads)]
+            if own:
+                copies[0].assign(w)
+            # the other lanes' schedules: the lead's step count and sums from 0 (ticked
+            # only by a lane that leads its own copy)
+            scheds = [lead] + [lead.copy() for _ in range(threads - 1)]
 
-                def lane(lanes, p):
-                    if p:
-                        copies[p].assign(start)  # on the lane's own thread and core
-                    sgd_lane(rows, copies[p] if p else w, pos_rows, neg_rows, lanes, p, rule,
-                             scheds[p], own=p > 0)
+            def lane(lanes, p):
+                if own and p:
+                    copies[p].assign(copies[0])  # on the lane's own thread and core
+                sgd_lane(rows, copies[p] if own and p else w, pos_rows, neg_rows, lanes, p,
+                         rule, scheds[p], own=own and p > 0)
 
-                in_lanes(lane, threads, meanwhile=draw)
-                for copy in copies[1:]:
-                    w.add_changes(copy, start)
+            in_lanes(lane, threads, meanwhile=draw)
+            for copy in copies[1:] if own else ():
+                w.add_changes(copy, copies[0])
             for other in scheds[1:]:  # the lead's sums hold the pass's
                 lead.hinge_sum += other.hinge_sum
                 lead.ranked_sum += other.ranked_sum
