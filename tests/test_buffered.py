@@ -350,6 +350,16 @@ def test_run_arrivals_checks_its_arguments():
         run_arrivals(RowSource(X), y, _empty_buffers(2, 4, False, True), rule)
     with pytest.raises(ValueError, match="labels"):
         run_arrivals(RowSource(X), 2 * y, _empty_buffers(2, 3, False, True), rule)
+    for bad in (0.0, np.nan, 2.0):  # checked as each row arrives, not by a scan of y
+        labels = y.copy()
+        labels[3] = bad
+        buffers = _empty_buffers(8, 3, False, True)
+        with pytest.raises(ValueError, match="row 3"):
+            run_arrivals(RowSource(X), labels, buffers, rule)
+        assert sum(len(buffers.contents(cls)) for cls in (0, 1)) == 3  # rows 0-2 arrived
+        with pytest.raises(ValueError, match="row 3"):  # nor does a resumed call skip it
+            run_arrivals(RowSource(X), labels, _empty_buffers(8, 3, False, True), rule,
+                         start=2)
     with pytest.raises(ValueError, match="scratch"):
         OamSeq(Weights(np.zeros((3, 1))), np.zeros((2, 4)), 1.0)
     with pytest.raises(ValueError, match="outside"):

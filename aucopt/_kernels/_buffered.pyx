@@ -751,7 +751,10 @@ def run_arrivals(RowSource rows not None, const double[::1] y, Buffers buffers n
     Parameters
     ----------
     rows : RowSource (with row norms)
-    y : labels in {-1, +1}
+    y : labels in {-1, +1}, checked row by row as the rows arrive (a call resumed
+        after a repack does not rescan them): a row with another label raises
+        ``ValueError`` when it is reached, after the rows before it were processed
+        (the learners pass labels they have already mapped to -1 / +1)
     buffers : Buffers, updated in place
     rule : ArrivalRule, updates its weights in place
     draws : (n, 2) uniforms ``(u, r)`` per row, for a reservoir only
@@ -771,8 +774,6 @@ def run_arrivals(RowSource rows not None, const double[::1] y, Buffers buffers n
     cdef int cls
     if y.shape[0] != n:
         raise ValueError(f"{n} rows but {y.shape[0]} labels")
-    if n and not np.all(np.abs(np.asarray(y)) == 1.0):
-        raise ValueError("labels must be -1 or +1")
     if not rows.has_norms:
         raise ValueError("the rows need their norms (RowSource(X, norms=True))")
     if buffers.n_features != rows.n_features or rule.w.n_features != rows.n_features:
@@ -784,6 +785,8 @@ def run_arrivals(RowSource rows not None, const double[::1] y, Buffers buffers n
     try:
         with nogil:
             while i < n:
+                if y[i] != 1.0 and y[i] != -1.0:
+                    break  # checked here, not by a scan of y: a resumed call would rescan it
                 cls = 1 if y[i] > 0.0 else 0
                 prefetch_rows_ahead(rows, NULL, i, n)
                 nx = rows.row(i, &xv, &xi)
@@ -799,6 +802,9 @@ def run_arrivals(RowSource rows not None, const double[::1] y, Buffers buffers n
     except BaseException:
         rule.clear_scratch()
         raise
+    if i < n and y[i] != 1.0 and y[i] != -1.0:
+        raise ValueError(f"labels must be -1 or +1 (row {i}: {y[i]!r}; rows {start} to "
+                         f"{i - 1} were processed)")
     return i
 
 
