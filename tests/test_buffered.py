@@ -357,9 +357,12 @@ def test_run_arrivals_checks_its_arguments():
         with pytest.raises(ValueError, match="row 3"):
             run_arrivals(RowSource(X), labels, buffers, rule)
         assert sum(len(buffers.contents(cls)) for cls in (0, 1)) == 3  # rows 0-2 arrived
-        with pytest.raises(ValueError, match="row 3"):  # nor does a resumed call skip it
+        with pytest.raises(ValueError, match="row 3.*rows 2 to 2 were"):  # nor a resumed call
             run_arrivals(RowSource(X), labels, _empty_buffers(8, 3, False, True), rule,
                          start=2)
+        with pytest.raises(ValueError, match="row 3.*no row was"):
+            run_arrivals(RowSource(X), labels, _empty_buffers(8, 3, False, True), rule,
+                         start=3)
     with pytest.raises(ValueError, match="scratch"):
         OamSeq(Weights(np.zeros((3, 1))), np.zeros((2, 4)), 1.0)
     with pytest.raises(ValueError, match="outside"):

@@ -803,8 +803,8 @@ def run_arrivals(RowSource rows not None, const double[::1] y, Buffers buffers n
         rule.clear_scratch()
         raise
     if i < n and y[i] != 1.0 and y[i] != -1.0:
-        raise ValueError(f"labels must be -1 or +1 (row {i}: {y[i]!r}; rows {start} to "
-                         f"{i - 1} were processed)")
+        done = f"rows {start} to {i - 1} were processed" if i > start else "no row was"
+        raise ValueError(f"labels must be -1 or +1 (row {i}: {y[i]!r}; {done})")
     return i
 
 

@@ -113,8 +113,8 @@ cdef class PairRule:
     so the loop does not call it there (76% of the pairs of PSAM's iterate after two
     passes with its defaults on 20 Newsgroups TF-IDF, 80% after three; calling it
     there cost 1% of an epoch by the median of interleaved runs, up to 7% by their
-    minimum). The model is the same either way;
-    setting it on a rule that moves satisfied pairs changes the rule.
+    minimum). The model is the same either way; setting it on a rule that moves
+    satisfied pairs changes the rule.
 
     A rule in Python (for prototypes) is a :class:`CallbackRule`; a compiled rule
     derives from this class in a ``.pyx`` that cimports it.
