@@ -772,6 +772,7 @@ def run_arrivals(RowSource rows not None, const double[::1] y, Buffers buffers n
     cdef const int32_t* xi
     cdef double u = 0.0, r = 0.0, sq
     cdef int cls
+    cdef bint bad_label = False
     if y.shape[0] != n:
         raise ValueError(f"{n} rows but {y.shape[0]} labels")
     if not rows.has_norms:
@@ -786,7 +787,8 @@ def run_arrivals(RowSource rows not None, const double[::1] y, Buffers buffers n
         with nogil:
             while i < n:
                 if y[i] != 1.0 and y[i] != -1.0:
-                    break  # checked here, not by a scan of y: a resumed call would rescan it
+                    bad_label = True  # checked here, not by a scan of y: a resumed call
+                    break             # would rescan it
                 cls = 1 if y[i] > 0.0 else 0
                 prefetch_rows_ahead(rows, NULL, i, n)
                 nx = rows.row(i, &xv, &xi)
@@ -802,7 +804,7 @@ def run_arrivals(RowSource rows not None, const double[::1] y, Buffers buffers n
     except BaseException:
         rule.clear_scratch()
         raise
-    if i < n and y[i] != 1.0 and y[i] != -1.0:
+    if bad_label:
         done = f"rows {start} to {i - 1} were processed" if i > start else "no row was"
         raise ValueError(f"labels must be -1 or +1 (row {i}: {y[i]!r}; {done})")
     return i
