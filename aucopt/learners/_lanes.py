@@ -4,7 +4,9 @@ A pass hands its blocks of pairs to ``P`` lanes at once, lane 0 in the calling
 thread (so that Ctrl-C reaches its kernel, which then halts the others) and lanes
 ``1 .. P - 1`` in worker threads kept for the next block and the next pass. Between
 blocks a worker spins, with the GIL released, for :data:`LANE_SPINS` spin-wait hints
-(3.3 ms on the machine below), then sleeps until the next block. A thread started
+(3.3 ms on the machine below), yielding its CPU every few microseconds (the system
+may have put the thread that posts the next block on the same CPU; see
+:func:`~aucopt._kernels._pairwise.wait_change`), then sleeps until the next block. A thread started
 per block, or a worker that slept, costs the block the time the system takes to run
 it: on a 2-core virtual machine 0.2-2.8 ms from ``start()`` to the thread's first
 instruction, against the 4 ms of each of PSAM's two lanes of a 20 Newsgroups pass.
