@@ -7,8 +7,8 @@ PSAM alone traced, over 1-8 epochs, 4 threaded epochs, against SGDClassifier and
 LinearSVC() only: a repeat of the full workload there would take over ten minutes), and
 one per held-out text task of ``tasks.HELDOUT_TASKS`` (``heldout_<task>``: other
 classes of the same corpora, on which no default was chosen; PSAM alone traced). All
-trained on the official train split and scored by test AUC; every time is the best of the ``--repeat`` repeats (the machine may be
-shared), every AUC the median.
+trained on the official train split and scored by test AUC; every time is the best of
+the ``--repeat`` repeats (the machine may be shared), every AUC the median.
 
 Contestants:
 

@@ -6,10 +6,11 @@ thread (so that Ctrl-C reaches its kernel, which then halts the others) and lane
 blocks a worker spins, with the GIL released, for :data:`LANE_SPINS` spin-wait hints
 (3.3 ms on the machine below), yielding its CPU every few microseconds (the system
 may have put the thread that posts the next block on the same CPU; see
-:func:`~aucopt._kernels._pairwise.wait_change`), then sleeps until the next block. A thread started
-per block, or a worker that slept, costs the block the time the system takes to run
-it: on a 2-core virtual machine 0.2-2.8 ms from ``start()`` to the thread's first
-instruction, against the 4 ms of each of PSAM's two lanes of a 20 Newsgroups pass.
+:func:`~aucopt._kernels._pairwise.wait_change`), then sleeps until the next block. A
+thread started per block, or a worker that slept, costs the block the time the system
+takes to run it: on a 2-core virtual machine 0.2-2.8 ms from ``start()`` to the
+thread's first instruction, against the 4 ms of each of PSAM's two lanes of a 20
+Newsgroups pass.
 PSAM's epochs with two threads against one (medians of interleaved epochs in one
 process, two runs): 20 Newsgroups 1.35x and 1.39x with a thread per block, 1.46x
 and 1.52x with the workers; reuters_acq 1.14x -> 1.24x, sector 1.19x -> 1.23x; the
