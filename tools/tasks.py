@@ -144,7 +144,7 @@ def _heldout(name):
         if y.size != X.shape[0] or y_te.size != X_te.shape[0]:
             raise ValueError(f"{REUTERS_TOPICS} does not list the rows of {base}'s files")
         return X, y, X_te, y_te
-    return X, binarize(y, rule), X_te, binarize(y_te, rule)
+    return X, _binary(y, rule), X_te, _binary(y_te, rule)
 
 
 def load_task(name):
