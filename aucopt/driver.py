@@ -375,9 +375,8 @@ def train(learner, rows, y):
         if n_epochs == "auto":
             _train_until_stalled(learner, rows, y)
             return
-        passes = int(1 if n_epochs is None else n_epochs)
-        for index in range(passes):
-            run_pass(learner, rows, y, index, more=index + 1 < passes)
+        for index in range(int(1 if n_epochs is None else n_epochs)):
+            run_pass(learner, rows, y, index)
         if n_epochs is not None:
             learner.stop_reason_ = "n_epochs"
     finally:
@@ -417,8 +416,7 @@ def _train_until_stalled(learner, rows, y):
     monitor = PASS if reads_pass else _monitor_rows(learner, rows, y)
     learner.stop_reason_ = "max_epochs"
     for index in range(int(learner.max_epochs)):
-        seen = run_pass(learner, rows, y, index, monitor,
-                        more=index + 1 < int(learner.max_epochs))
+        seen = run_pass(learner, rows, y, index, monitor)
         if reads_pass:
             stalled = seen is not None and stall.update(*seen)
         else:
@@ -468,30 +466,22 @@ class Stall:
         return self.stalled >= self.patience
 
 
-def run_pass(learner, rows, y, index=0, monitor=None, more=False):
+def run_pass(learner, rows, y, index=0, monitor=None):
     """Pass ``index`` of this call (the learner's ``_pass``), the divergence check,
     the objective on ``monitor`` (rows, labels) when given (:data:`PASS`: the
     pass's own, the first of its ``_pass_stats``), the ``verbose`` line (and,
     during a pass longer than :data:`PROGRESS_SECONDS`, progress lines). Returns
-    the pass's ``_pass_stats`` (None for a learner that leaves none).
-
-    ``more``: another pass on the same rows may follow in this call; ``_pass``
-    sees it as ``learner._more_passes`` (a learner may prepare the next pass's
-    draws during this one, undone should it not come)."""
+    the pass's ``_pass_stats`` (None for a learner that leaves none)."""
     start = time.perf_counter()
     learner.__dict__.pop("_monitor_scores", None)  # of the model before this pass
     shuffle = learner.__dict__.get("_order_rng")
     verbose = _param(learner, "verbose", 0)
-    learner._more_passes = more
-    try:
-        with _progress_lines(learner) if verbose else contextlib.nullcontext():
-            if shuffle is not None:
-                order = shuffle.permutation(rows.n_rows)
-                learner._pass(rows.take(order), y[order], index)
-            else:
-                learner._pass(rows, y, index)
-    finally:
-        del learner._more_passes
+    with _progress_lines(learner) if verbose else contextlib.nullcontext():
+        if shuffle is not None:
+            order = shuffle.permutation(rows.n_rows)
+            learner._pass(rows.take(order), y[order], index)
+        else:
+            learner._pass(rows, y, index)
     seen = learner.__dict__.pop("_pass_stats", None)
     learner._invalidate()
     _check_diverged(learner, rows)

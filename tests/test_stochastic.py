@@ -7,7 +7,6 @@ stage schedule, and learning quality against a scipy.optimize batch optimum. The
 generic contract (dense == CSR, seeds, streaming, save/load, ...) is in
 tests/test_contract.py."""
 import _thread
-import pickle
 import threading
 import time
 
@@ -925,75 +924,6 @@ def test_threads_run_and_keep_the_maintained_norm(monkeypatch):
     assert calls and set(calls) == {2}
     v = two.weights_[:, 0]
     assert two.weights_vsq_ == pytest.approx(v @ v, rel=1e-12)
-
-
-@pytest.mark.parametrize("n_epochs", [3, "auto"])
-def test_threads_draw_the_next_pass_during_this_one_as_one_thread_would(n_epochs,
-                                                                        monkeypatch):
-    """With threads, each pass but the first takes the pairs drawn during the one
-    before (by a copy of the generator): the pairs of every pass and the
-    generator's state after the fit are those of one thread's fit of as many
-    passes, and the fit leaves no drawn pass behind (also when the stopping rule
-    ends it, after a pass that drew the next)."""
-    monkeypatch.setattr(stochastic, "LANE_STEPS", 256)
-    X, y = load("dna_ei")
-    seen = {1: [], 2: []}
-    pairs, lane = stochastic.sgd_pairs, stochastic.sgd_lane
-    monkeypatch.setattr(stochastic, "sgd_pairs", lambda rows, w, pi, nj, *a: (
-        seen[1].append((pi.copy(), nj.copy())) or pairs(rows, w, pi, nj, *a)))
-
-    def lane_seen(rows, w, pi, nj, lanes, p, *a, **kw):
-        if p == 0:
-            seen[2].append((pi.copy(), nj.copy()))
-        return lane(rows, w, pi, nj, lanes, p, *a, **kw)
-
-    monkeypatch.setattr(stochastic, "sgd_lane", lane_seen)
-    taken = []
-    take = stochastic._NextPass.take
-    monkeypatch.setattr(stochastic._NextPass, "take", lambda self, rng, key: (
-        lambda blocks: taken.append(blocks is not None) or blocks)(take(self, rng, key)))
-    two = aucopt.get("psam", n_epochs=n_epochs, n_jobs=2, random_state=4).fit(X, y)
-    # (threads may stop after another pass than one thread: as many as they took)
-    one = aucopt.get("psam", n_epochs=two.n_passes_, random_state=4).fit(X, y)
-    assert two.n_passes_ == one.n_passes_ >= 3
-    assert len(seen[1]) == len(seen[2]) == one.n_passes_
-    for (a, b), (c, d) in zip(seen[1], seen[2]):
-        np.testing.assert_array_equal(a, c)
-        np.testing.assert_array_equal(b, d)
-    assert taken == [True] * (one.n_passes_ - 1)
-    assert stochastic._same_state(one.random_state_.bit_generator.state,
-                                  two.random_state_.bit_generator.state)
-    assert "_next_pass" not in two.__dict__ and "_more_passes" not in two.__dict__
-    pickle.dumps(two)
-    two.partial_fit(X, y)  # one pass, no next: nothing drawn ahead
-    one.partial_fit(X, y)
-    assert taken == [True] * (one.n_passes_ - 2) and "_next_pass" not in two.__dict__
-    assert stochastic._same_state(one.random_state_.bit_generator.state,
-                                  two.random_state_.bit_generator.state)
-
-
-def test_drawn_pairs_go_only_to_the_pass_they_were_drawn_for():
-    rng = np.random.default_rng(0)
-    pos, neg = np.arange(5, dtype=np.int64), np.arange(5, 12, dtype=np.int64)
-
-    def blocks_of(r):
-        return stochastic._pair_blocks(r, pos, neg, 20)
-
-    ahead = stochastic._NextPass(rng, (20, pos, neg), blocks_of)
-    assert stochastic._same_state(rng.bit_generator.state, ahead.start)  # rng unmoved
-    assert ahead.take(rng, (20, pos.copy(), neg)) is None  # other rows
-    assert ahead.take(rng, (21, pos, neg)) is None
-    other = np.random.default_rng(1)
-    assert ahead.take(other, (20, pos, neg)) is None  # another stream
-    mt = np.random.Generator(np.random.MT19937(0))  # states holding arrays compare too
-    assert stochastic._NextPass(mt, (1,), blocks_of).take(mt, (1,)) is not None
-    drawn = list(ahead.take(rng, (20, pos, neg)))
-    fresh = np.random.default_rng(0)
-    expected = list(blocks_of(fresh))
-    for (a, b), (c, d) in zip(drawn, expected):
-        np.testing.assert_array_equal(a, c)
-        np.testing.assert_array_equal(b, d)
-    assert stochastic._same_state(rng.bit_generator.state, fresh.bit_generator.state)
 
 
 def test_the_pass_objective_sums_every_lanes_pairs(monkeypatch):

@@ -29,7 +29,6 @@ values, on standardised dense data or raw counts (``s`` = tens to hundreds) the
 fixed values would under-regularise by that factor (measured on the benchmark sets:
 SAM loses up to 0.09 AUC).
 """
-import copy
 import math
 from dataclasses import replace
 
@@ -131,7 +130,7 @@ def _pair_blocks(rng, pos, neg, n_steps, block=None, cycles=False):
         start += size
 
 
-def _drawn_ahead(blocks, learner=None, n_steps=None, then=None):
+def _drawn_ahead(blocks, learner=None, n_steps=None):
     """The blocks of a :func:`_pair_blocks` generator as ``(pos_rows, neg_rows,
     draw)``: ``draw()`` draws the next block at once, so that the lanes' calling
     thread draws it while the other lanes start on this one (``in_lanes(...,
@@ -143,10 +142,7 @@ def _drawn_ahead(blocks, learner=None, n_steps=None, then=None):
     pass, drawn between the blocks; drawn during them, the pass took 0.976 of the
     time (median of 8 interleaved fits; the lead thread still spends the draws'
     time, which the other lanes' claims make up only in part). Sets whose pass is
-    one block (20 Newsgroups) draw it before the lanes, as before.
-
-    ``then()``, if given, runs in ``draw()`` once the blocks have run out: during
-    the last block, the draws of the next pass (:class:`_NextPass`)."""
+    one block (20 Newsgroups) draw it before the lanes, as before."""
     ahead = next(blocks, None)
     done = 0
     while ahead is not None:
@@ -156,8 +152,6 @@ def _drawn_ahead(blocks, learner=None, n_steps=None, then=None):
         def draw(drawn=drawn):
             if not drawn:
                 drawn.append(next(blocks, None))
-                if drawn[0] is None and then is not None:
-                    then()
 
         yield pos_rows, neg_rows, draw
         draw()
@@ -165,54 +159,6 @@ def _drawn_ahead(blocks, learner=None, n_steps=None, then=None):
         done += pos_rows.shape[0]
         if learner is not None:
             learner._pass_done = done / n_steps
-
-
-def _same_state(a, b):
-    """Whether two ``BitGenerator.state`` values are equal (dicts that may hold
-    arrays)."""
-    if isinstance(a, dict) or isinstance(b, dict):
-        return (isinstance(a, dict) and isinstance(b, dict) and a.keys() == b.keys()
-                and all(_same_state(a[k], b[k]) for k in a))
-    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
-        return np.array_equal(a, b)
-    return a == b
-
-
-class _NextPass:
-    """The pairs of the next pass of a threaded fit, drawn during this pass's last
-    block, where the calling thread's draws overlap the other lanes' steps (on a
-    20 Newsgroups pass, one block, they took 0.3 ms of the 5 ms pass).
-
-    They are drawn by a copy of the learner's generator ``rng``, so that ``rng``
-    itself moves only when the next pass takes them: a fit that stops here leaves
-    ``rng`` where a pass of one thread leaves it. :meth:`take` hands them to the
-    next pass if it draws from the state this copy started from, with the same
-    ``key`` (the rows, classes and block sizes of the pass); ``rng`` then takes the
-    copy's state once the pass's blocks have run out."""
-
-    def __init__(self, rng, key, blocks_of):
-        self.key = key
-        self.start = rng.bit_generator.state
-        self.copy = copy.deepcopy(rng)
-        self.blocks = blocks_of(self.copy)
-        self.first = next(self.blocks, None)
-
-    def take(self, rng, key):
-        """The next pass's blocks (a generator, as :func:`_pair_blocks`), or None
-        when this pass is not the one they were drawn for."""
-        if not (len(key) == len(self.key) and all(a is b or (not isinstance(a, np.ndarray)
-                                                           and a == b)
-                                                      for a, b in zip(key, self.key))
-                and _same_state(rng.bit_generator.state, self.start)):
-            return None
-
-        def blocks():
-            if self.first is not None:
-                yield self.first
-                yield from self.blocks
-            rng.bit_generator.state = self.copy.bit_generator.state
-
-        return blocks()
 
 
 def _on_copies(steps, clock, d):
@@ -457,27 +403,10 @@ class _HingeSGD(WeightsModel, _PairwiseSGD):
         open_lanes(w)
         copies = None
         at = clock  # t + t0 at the block's start
-        rng = self.random_state_
-
-        def key(clock):  # what a pass's blocks depend on besides rng's state
-            return rows.n_rows, clock, d, self._pos, self._neg, self._cycles()
-
-        def blocks_of(clock):
-            return lambda rng: _pair_blocks(
-                rng, self._pos, self._neg, rows.n_rows,
+        for pos_rows, neg_rows, draw in _drawn_ahead(_pair_blocks(
+                self.random_state_, self._pos, self._neg, rows.n_rows,
                 _lane_blocks(lambda done: _block_limit(clock + done, d)),
-                cycles=self._cycles())
-
-        def next_pass():  # its draws, should the driver run another pass
-            self._next_pass = _NextPass(rng, key(clock + rows.n_rows),
-                                        blocks_of(clock + rows.n_rows))
-            self._tx.defer(lambda: self.__dict__.pop("_next_pass", None))
-
-        drawn = self.__dict__.pop("_next_pass", None)
-        blocks = drawn.take(rng, key(clock)) if drawn is not None else None
-        for pos_rows, neg_rows, draw in _drawn_ahead(
-                blocks or blocks_of(clock)(rng), self, rows.n_rows,
-                then=next_pass if self.__dict__.get("_more_passes") else None):
+                cycles=self._cycles()), self, rows.n_rows):
             refold(w, FOLD_MARGIN)
             own = _on_copies(pos_rows.shape[0], at, d)
             at += pos_rows.shape[0]
