@@ -550,12 +550,13 @@ _N_JOBS_PARAMS = """
         one-thread fits at once had 1.4-2.1x the throughput of one, minute by
         minute, and two Hogwild threads 0.6-1.0 of that in the same minute,
         0.8-0.9 on copies (20 Newsgroups: a pair costs each thread 1.1-1.3x what it
-        costs one thread alone; the pair draws and the fold run on one thread, 0.5-0.8
-        ms of a 7-8 ms pass). Two Hogwild threads can also take up to twice as long
-        as one: in some minutes on that machine a 20 Newsgroups pass took 14-19 ms
-        on two Hogwild threads against 7-12 ms on one, while two threads that each
-        stepped weights of their own (a timing experiment) took 5-8 ms in the same
-        minutes, so the time went to the shared weights' cache lines. In one such
+        costs one thread alone; the pair draws and the fold, 0.5 ms, and the rest of
+        the work between the lanes run on one thread: 0.7-0.9 ms of a 7-12 ms pass).
+        Two Hogwild threads can also take up to twice as long as one: in some
+        minutes on that machine a 20 Newsgroups pass took 14-19 ms on two Hogwild
+        threads against 7-12 ms on one, while two threads that each stepped weights
+        of their own (a timing experiment) took 5-8 ms in the same minutes, so the
+        time went to the shared weights' cache lines. In one such
         minute, handing a cache line from one core to the other took 168 ns
         instead of the usual 30-40 ns (the virtual machine's two cores far apart on
         its host), and reuters_acq passes ran at 0.47-0.52x one thread on two
