@@ -59,7 +59,10 @@ n_jobs=1`` / ``n_jobs=2``): PSAM with its defaults reaches the target in at most
 0.6x the fastest peer's time; checks plus threshold at most 3 ``X @ w``; an epoch
 after the first at most 3.0 ``X @ w``; two threads at least 1.4x faster per epoch
 with the AUC after ``EPOCHS`` epochs within 0.002 (row ``psam two fits at once``:
-what the machine's two cores allowed in the same minutes).
+what the machine's two cores allowed in the same minutes). The first verdict also
+gives its floors in the same run: a default fit's fixed costs plus, for each of its
+passes, the random pair dots (the row dots a pass reads before any step), as a ratio
+to the fastest peer's time, for the fit's passes and for one pass.
 
 Verdicts (column ``verdict``, rows ``psam``, ``psam defaults``, ``psam epochs
 n_jobs=2``): issue 13 -- PSAM reaches the target in at most 0.5x the fastest peer's
@@ -234,7 +237,8 @@ def _finalize(outputs, threaded=True):
         ratio = reach[DEFAULTS] / reach[fastest]
         cols[DEFAULTS]["verdict"] = _verdict(
             ratio <= 0.6, f"issue 23: time to target {ratio:.3f}x the fastest peer's "
-                          f"(<= 0.6); " + peer_note)
+                          f"(<= 0.6); " + peer_note + _defaults_floor(
+                              outputs, floors, reach[fastest]))
     if DEFAULTS in med and SVC_DEFAULT in med:
         ok = (med[DEFAULTS] >= med[SVC_DEFAULT] - MARGIN
               and _best_time(outputs[DEFAULTS]) < _best_time(outputs[SVC_DEFAULT]))
@@ -245,6 +249,32 @@ def _finalize(outputs, threaded=True):
     _epoch_columns(outputs, floors, cols, threaded)
     _fixed_columns(outputs, floors, cols)
     return cols
+
+
+def _defaults_floor(outputs, floors, peer_time):
+    """The least a default fit's passes could cost, in the same run: the fixed costs
+    of a default fit plus, per pass, the random pair dots (the ``2 n`` row dots of a
+    pass's pairs, before any step), as a ratio to the fastest peer's time; for the
+    fit's fewest passes and for one pass. Empty without the fixed costs' row."""
+    if FIXED not in outputs or not np.isfinite(peer_time):
+        return ""
+    fixed = _fixed_seconds(outputs[FIXED])
+    passes = min(r["epochs"] for r in outputs[DEFAULTS])
+    dots = floors["random pair dots"]
+    return "; ".join(
+        [""] + [f"floor at {k} pass{'es' if k > 1 else ''}: fixed costs + {k} x random pair "
+                f"dots = {(fixed + k * dots) / peer_time:.2f}x"
+                for k in sorted({passes, 1}, reverse=True)])
+
+
+def _fixed_seconds(outs):
+    """Seconds of a default fit's fixed costs (best over the repeats): the checks
+    and the threshold, or only its sorts when the fit reuses its stopping rule's
+    scores."""
+    checks = min(r["checks"] for r in outs)
+    if all(r["reused"] for r in outs):
+        return checks + min(r["sorts"] for r in outs)
+    return checks + min(r["threshold"] for r in outs)
 
 
 def _epochs_to(outs, target):
@@ -265,7 +295,7 @@ def _fixed_columns(outputs, floors, cols):
     fresh = cost["checks"] + cost["threshold"]  # a fit with an explicit n_epochs
     # a default fit: the stopping rule's scores, when it scored every training row
     reused = all(r["reused"] for r in outputs[FIXED])
-    default = cost["checks"] + (cost["sorts"] if reused else cost["threshold"])
+    default = _fixed_seconds(outputs[FIXED]) / floors["X @ w"]
     cols[FIXED] = {
         "fixed / X@w": f"checks {cost['checks']:.2f} + threshold {cost['threshold']:.2f} "
                        f"(sorts {cost['sorts']:.2f})",
