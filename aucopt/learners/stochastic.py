@@ -556,16 +556,16 @@ _N_JOBS_PARAMS = """
         minutes on that machine a 20 Newsgroups pass took 14-19 ms on two Hogwild
         threads against 7-12 ms on one, while two threads that each stepped weights
         of their own (a timing experiment) took 5-8 ms in the same minutes, so the
-        time went to the shared weights' cache lines. In one such
-        minute, handing a cache line from one core to the other took 168 ns
-        instead of the usual 30-40 ns (the virtual machine's two cores far apart on
-        its host), and reuters_acq passes ran at 0.47-0.52x one thread on two
-        Hogwild threads, at 1.37-1.65x on two threads with weights of their own (at
-        30-40 ns, in the minutes after: 0.71-1.50x, median 1.25x, against
-        1.18-1.91x, median 1.55x). On cores that far apart, or when the second core
-        is busy elsewhere, ``n_jobs=1`` is faster. Passes too short for threads
-        (fewer than ``n_jobs * {lane_steps}`` or ``n_features / 16`` steps) run on
-        one thread; ``n_jobs=1`` is the sequential algorithm, bit for bit."""
+        time went to the shared weights' cache lines. In one such minute, handing a
+        cache line from one core to the other took 168 ns instead of the usual 30-40
+        ns (the virtual machine's two cores far apart on its host), and reuters_acq
+        passes ran at 0.47-0.52x one thread on two Hogwild threads, at 1.37-1.65x on
+        two threads with weights of their own (at 30-40 ns, in the minutes after:
+        0.71-1.50x, median 1.25x, against 1.18-1.91x, median 1.55x). On cores that
+        far apart, or when the second core is busy elsewhere, ``n_jobs=1`` is
+        faster. Passes too short for threads (fewer than ``n_jobs * {lane_steps}``
+        or ``n_features / 16`` steps) run on one thread; ``n_jobs=1`` is the
+        sequential algorithm, bit for bit."""
 
 _N_JOBS_PARAMS = docstring(_N_JOBS_PARAMS, fields={"lane_steps": LANE_STEPS,
                                                     "copy_steps": f"{COPY_STEPS:,}"})
