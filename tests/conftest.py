@@ -17,3 +17,17 @@ def sigint():
     previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     yield
     signal.signal(signal.SIGINT, previous)
+
+
+@pytest.fixture(autouse=True)
+def _lane_watch_off():
+    """The lane watch (``aucopt.learners._lanes.WATCH``) off for every test: it times
+    passes, so with it on a test's threads and blocks would depend on the machine's
+    minute. Its own tests turn it on with a clock of their own; its state is restored
+    after every test."""
+    from aucopt.learners._lanes import WATCH
+    saved = dict(vars(WATCH))
+    WATCH.enabled = False
+    yield
+    vars(WATCH).clear()
+    vars(WATCH).update(saved)

@@ -186,3 +186,36 @@ def test_a_forked_child_starts_its_own_workers():
         child.kill()
     assert child.exitcode == 0
     assert queue.get(timeout=5) == 6
+
+
+def test_the_lane_watch_holds_threads_off_after_a_slow_probe():
+    now = [100.0]
+    watch = _lanes.LaneWatch(clock=lambda: now[0])
+    assert watch.allows() and watch.probe_due() and watch.last is None
+    assert not watch.record(1e-6, 0.8e-6)  # the threads were faster
+    assert watch.last == (1e-6, 0.8e-6)
+    assert watch.allows() and not watch.probe_due()
+    now[0] += _lanes.PROBE_SECONDS
+    assert watch.probe_due()
+    assert not watch.record(1e-6, _lanes.SLOWER * 1e-6)  # within the margin: threads
+    assert watch.allows()
+    assert watch.record(1e-6, 1.2 * _lanes.SLOWER * 1e-6)
+    assert not watch.allows() and not watch.probe_due()
+    now[0] += _lanes.HOLD_SECONDS - 1e-3
+    assert not watch.allows()
+    now[0] += 2e-3
+    assert watch.allows() and watch.probe_due()
+
+
+def test_a_lane_watch_that_is_off_never_probes_nor_holds():
+    watch = _lanes.LaneWatch(clock=lambda: 0.0, enabled=False)
+    assert watch.record(1e-6, 1.0)  # the verdict is still given
+    assert watch.allows() and not watch.probe_due()
+
+
+def test_the_probe_head_leaves_every_thread_its_share():
+    watch = _lanes.LaneWatch()
+    assert watch.head(8000, 2, 256) == 8000 // _lanes.PROBE_SHARE
+    assert watch.head(1000, 2, 256) == 256  # at least lane_steps
+    assert watch.head(767, 2, 256) == 0  # 511 pairs left: less than 256 a thread
+    assert watch.head(768, 2, 256) == 256

@@ -24,7 +24,7 @@ from aucopt._kernels._rows import RowSource
 from aucopt._kernels._weights import ElasticNetWeights, Weights, row_add
 from aucopt.datasets import Scaler, load, split
 from aucopt.learners import stochastic
-from aucopt.learners._lanes import in_lanes
+from aucopt.learners._lanes import WATCH, in_lanes
 from aucopt.metrics import roc_auc
 from reference import (auc_pairs, hinge_pair_steps, hinge_prox, pairwise_hinge_objective,
                        square_prox_pair_steps)
@@ -924,6 +924,112 @@ def test_threads_run_and_keep_the_maintained_norm(monkeypatch):
     assert calls and set(calls) == {2}
     v = two.weights_[:, 0]
     assert two.weights_vsq_ == pytest.approx(v @ v, rel=1e-12)
+
+
+def _watched(monkeypatch, now):
+    """The lane watch on, with the clock ``now[0]``."""
+    monkeypatch.setattr(WATCH, "enabled", True)
+    monkeypatch.setattr(WATCH, "clock", lambda: now[0])
+
+
+def _counting_lanes(monkeypatch):
+    """in_lanes, counting its calls (the blocks run on threads)."""
+    calls = []
+    lanes = stochastic.in_lanes
+    monkeypatch.setattr(stochastic, "in_lanes", lambda lane, threads, **kw: (
+        calls.append(threads) or lanes(lane, threads, **kw)))
+    return calls
+
+
+def test_threads_the_watch_holds_off_run_one_threads_pass_bit_for_bit(monkeypatch, capsys):
+    """While a slow probe holds the threads off, an n_jobs=2 pass is n_jobs=1's: the
+    model is one thread's, bit for bit, and verbose says so; once the hold is over
+    the passes run on threads again."""
+    monkeypatch.setattr(stochastic, "LANE_STEPS", 256)
+    X, y = load("dna_ei")
+    now = [0.0]
+    _watched(monkeypatch, now)
+    WATCH.record(1e-6, 1e-5)  # threads 10x slower: held off until HOLD_SECONDS
+    calls = _counting_lanes(monkeypatch)
+    one = aucopt.get("psam", n_epochs=2, random_state=4).fit(X, y)
+    two = aucopt.get("psam", n_epochs=2, n_jobs=2, random_state=4, verbose=1).fit(X, y)
+    assert not calls
+    np.testing.assert_array_equal(one.weights_, two.weights_)
+    assert capsys.readouterr().out.count("on one thread (threads were slower)") == 2
+    now[0] += 10.0
+    aucopt.get("psam", n_epochs=2, n_jobs=2, random_state=4).fit(X, y)
+    assert calls and set(calls) == {2}
+
+
+@pytest.mark.parametrize("slower", [False, True])
+def test_a_probe_times_a_head_on_one_thread_and_the_rest_on_threads(monkeypatch, slower):
+    """A pass after the first probes: the head of its block on the one-thread kernel,
+    the rest on the lanes, every pair once (the step count and the schedule's counts
+    are one thread's). Threads slower than one thread a pair (here: the clock jumps
+    during the lanes) keep the next passes on one thread; faster ones do not."""
+    monkeypatch.setattr(stochastic, "LANE_STEPS", 256)
+    X, y = load("dna_ei")
+    now = [0.0]
+    heads = _timed_kernels(monkeypatch, now, "sgd_pairs", "sgd_lane", slower)
+    calls = _counting_lanes(monkeypatch)
+    one = aucopt.get("psam", n_epochs=3, random_state=0).fit(X, y)
+    heads.clear()
+    _watched(monkeypatch, now)
+    two = aucopt.get("psam", n_epochs=3, n_jobs=2, random_state=0).fit(X, y)
+    n = X.shape[0]
+    assert heads[0] == WATCH.head(n, 2, 256) > 0  # pass 2's probe (pass 1 has none)
+    assert WATCH.last is not None and (WATCH.last[1] > WATCH.last[0]) == slower
+    assert len(calls) == (2 if slower else 3)  # pass 3 on one thread after a slow probe
+    assert heads[1:] == ([n] if slower else [])  # that pass: the one-thread kernel
+    assert two.t_ == one.t_ == 3 * n
+    assert (two.rcount_, two.acount_) == (one.rcount_, one.acount_)
+    assert roc_auc(y, two.decision_function(X)) > roc_auc(y, one.decision_function(X)) - 0.02
+
+
+def _timed_kernels(monkeypatch, now, one_thread, lane, slower):
+    """The one-thread kernel ``one_thread`` and the lane kernel ``lane`` of the
+    stochastic module, wrapped: the clock ``now[0]`` jumps by a second in every
+    one-thread call (not ``slower``), or in the lanes that follow one (``slower``):
+    the lanes of a probe's rest. Returns the one-thread calls' pair counts."""
+    heads = []
+    kernels = getattr(stochastic, one_thread), getattr(stochastic, lane)
+
+    def head(rows, w, pos_rows, neg_rows, *args):
+        heads.append(pos_rows.shape[0])
+        now[0] += 0.0 if slower else 1.0
+        probing.append(True)
+        return kernels[0](rows, w, pos_rows, neg_rows, *args)
+
+    probing = []
+
+    def lanes(*args, **kw):
+        if probing and slower:
+            now[0] += 1.0
+        result = kernels[1](*args, **kw)
+        if probing and args[5] == 0:  # the lead lane ends the probe's lanes
+            probing.clear()
+        return result
+
+    monkeypatch.setattr(stochastic, one_thread, head)
+    monkeypatch.setattr(stochastic, lane, lanes)
+    return heads
+
+
+@pytest.mark.parametrize("slower", [False, True])
+def test_adadsgd_stages_probe_and_fall_back_too(monkeypatch, slower):
+    """adaDSGD's stages on threads probe as SAM / ASAM / PSAM's passes do, once its
+    steps reach the rows' count, and run on one thread after a slow probe."""
+    monkeypatch.setattr(stochastic, "LANE_STEPS", 64)
+    X, y = load("dna_ei")
+    now = [0.0]
+    heads = _timed_kernels(monkeypatch, now, "square_prox_pairs", "square_lane", slower)
+    _watched(monkeypatch, now)
+    calls = _counting_lanes(monkeypatch)
+    model = aucopt.get("adadsgd", n_epochs=5, n_jobs=2, random_state=0).fit(X, y)
+    assert heads and WATCH.last is not None and (WATCH.last[1] > WATCH.last[0]) == slower
+    assert calls
+    assert (heads[-1] == X.shape[0]) == slower  # the last pass: one thread, or lanes
+    assert roc_auc(y, model.decision_function(X)) > 0.9
 
 
 def test_the_pass_objective_sums_every_lanes_pairs(monkeypatch):

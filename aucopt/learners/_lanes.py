@@ -23,16 +23,22 @@ waits for it), and a forked child starts with none. With more lanes than the cor
 the process may run on, nobody spins: a spinning thread would hold a core another
 lane needs (20 Newsgroups, 4 lanes on 2 cores, against one thread: 0.94x with
 spinning workers, 0.96-1.00x with a thread per block, 1.16x with sleeping workers).
+
+Whether threads pay at all depends on the minute: :class:`LaneWatch` (one per
+process, :data:`WATCH`) keeps the SAM / ASAM / PSAM passes and adaDSGD's stages on
+one thread while its last probe found the threads slower than one thread.
 """
+import math
 import os
 import threading
+import time
 
 import numpy as np
 
 from aucopt._kernels._pairwise import Lanes, publish, wait_change
 from aucopt.validation import n_threads
 
-__all__ = ["in_lanes", "LANE_SPINS"]
+__all__ = ["in_lanes", "LANE_SPINS", "LaneWatch", "WATCH"]
 
 # Spin-wait hints a worker spends awake waiting for the next block (and the calling
 # thread waiting for a worker to finish) before it sleeps: a few milliseconds, more
@@ -102,6 +108,76 @@ def _forget_workers():
 
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_forget_workers)
+
+
+# The lane watch (LaneWatch): a probe at most every PROBE_SECONDS; after a probe in
+# which the threads were more than SLOWER times one thread's time a pair, passes run
+# on one thread for HOLD_SECONDS; a probe's one-thread head is 1/PROBE_SHARE of its
+# block.
+PROBE_SECONDS = 0.5
+HOLD_SECONDS = 2.0
+SLOWER = 1.1
+PROBE_SHARE = 8
+
+
+class LaneWatch:
+    """Whether threads pay on this machine now, from the process's last probe.
+
+    Two threads stepping one shared model can take twice as long as one, for
+    seconds to minutes at a time: on the 2-core virtual machine of the measurements
+    in ``n_jobs``, a cache line's round trip between the cores took 117-1,278 ns in
+    some minutes against 30-80 ns in others (the cores far apart on the host), and
+    the shared weights' lines make every step pay for it. A pass on threads that is
+    due a probe (:meth:`probe_due`) runs the first pairs of a block on one thread
+    and the rest on the threads, timing both: :meth:`record` compares their times a
+    pair, and when the threads were more than :data:`SLOWER` times one thread's,
+    the passes that start in the next :data:`HOLD_SECONDS` run on one thread
+    (:meth:`allows` is False). A probe costs the other cores a head of
+    ``1/PROBE_SHARE`` of a pass, at most every :data:`PROBE_SECONDS`.
+
+    One watch serves the process (:data:`WATCH`): the machine's state is the same
+    for every fit. ``clock`` (seconds, monotonic) times the probes and the hold;
+    ``enabled=False`` turns the watch off (threads always, no probes); ``every``
+    and ``hold`` are the seconds between probes and of a hold."""
+
+    def __init__(self, clock=time.perf_counter, enabled=True, every=PROBE_SECONDS,
+                 hold=HOLD_SECONDS):
+        self.clock = clock
+        self.enabled = enabled
+        self.every = every
+        self.hold = hold
+        self.last_probe = -math.inf
+        self.hold_until = -math.inf
+        self.last = None  # the last probe's (one thread, threads) seconds a pair
+
+    def allows(self):
+        """Whether a pass may run on threads (no slow probe holds them off)."""
+        return not self.enabled or self.clock() >= self.hold_until
+
+    def probe_due(self):
+        """Whether the next pass on threads should probe (one per ``every`` s)."""
+        return self.enabled and self.clock() - self.last_probe >= self.every
+
+    def head(self, n_pairs, threads, lane_steps):
+        """The pairs of a block of ``n_pairs`` that a probe runs on one thread: a
+        ``1/PROBE_SHARE`` of them, at least ``lane_steps``, leaving the threads at
+        least ``lane_steps`` each (0: the block is too short to probe)."""
+        head = max(lane_steps, n_pairs // PROBE_SHARE)
+        return head if n_pairs - head >= threads * lane_steps else 0
+
+    def record(self, one, lanes):
+        """A probe's seconds a pair on one thread and on the threads: returns
+        whether the threads were slower (and holds them off if so)."""
+        now = self.clock()
+        self.last_probe = now
+        self.last = (one, lanes)
+        slower = lanes > SLOWER * one
+        if slower:
+            self.hold_until = now + self.hold
+        return slower
+
+
+WATCH = LaneWatch()
 
 
 def in_lanes(lane, threads, meanwhile=None):

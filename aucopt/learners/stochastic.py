@@ -49,7 +49,8 @@ from aucopt.learners._common import (EPOCH_PARAMS, SETTLE_RATIO, WEIGHTED_AVERAG
                                      check_epochs, document_weights, epoch_params,
                                      epoch_tail, merge_doc, monitored_rows_doc,
                                      search_scale, settle, settles, weights_state)
-from aucopt.learners._lanes import in_lanes
+from aucopt.learners import _lanes
+from aucopt.learners._lanes import WATCH, in_lanes
 from aucopt.learners._objectives import mean_pair_hinge, mean_pair_square
 from aucopt.metrics import roc_auc
 from aucopt.validation import (check_choice, check_count, check_n_jobs, check_positive,
@@ -206,6 +207,38 @@ def _lane_blocks(limit):
     return lambda done: max(1, int(min(PAIR_BLOCK, limit(done))))
 
 
+class _Probe:
+    """The lane watch's probe in a pass on threads (:class:`~aucopt.learners._lanes.
+    LaneWatch`), ``due`` once the learner has taken a pass's worth of steps (a first
+    pass's first pairs cost more than its others) and the watch wants one: the first
+    block's head runs on one thread (:meth:`head`), the rest on the lanes, and
+    :meth:`done` gives the watch both times a pair."""
+
+    def __init__(self, learner, rows):
+        self.due = learner.t_ >= rows.n_rows and WATCH.probe_due()
+        self.timing = None
+
+    def head(self, pos_rows, neg_rows, threads, one_thread):
+        """The block's pairs left for the lanes, after ``one_thread(pos, neg)`` (the
+        sequential kernel) ran its head if a probe is due."""
+        head = WATCH.head(pos_rows.shape[0], threads, LANE_STEPS) if self.due else 0
+        self.due = False
+        if not head:
+            return pos_rows, neg_rows
+        start = WATCH.clock()
+        one_thread(pos_rows[:head], neg_rows[:head])
+        now = WATCH.clock()
+        self.timing = ((now - start) / head, now, pos_rows.shape[0] - head)
+        return pos_rows[head:], neg_rows[head:]
+
+    def done(self):
+        """After the lanes of the block: the watch's verdict on the probe, if any."""
+        if self.timing is not None:
+            one, start, rest = self.timing
+            self.timing = None
+            WATCH.record(one, (WATCH.clock() - start) / rest)
+
+
 def _check_common(learner):
     check_epochs(learner)
     check_count("verbose", learner.verbose, minimum=0)
@@ -248,16 +281,24 @@ class _PairwiseSGD(OnlineMixin, BaseLearner):
         self._neg = np.flatnonzero(y < 0)
 
     def _threads(self, rows, n_steps):
-        """Threads for ``n_steps`` steps on ``rows`` (:func:`lane_threads`)."""
+        """Threads for ``n_steps`` steps on ``rows`` (:func:`lane_threads`): 1 while
+        the lane watch holds threads off (``WATCH.allows()``; the ``verbose`` line
+        says so)."""
         # compositions may lack n_jobs
-        return lane_threads(getattr(self, "n_jobs", None), n_steps, rows.n_features)
+        threads = lane_threads(getattr(self, "n_jobs", None), n_steps, rows.n_features)
+        if threads > 1 and not WATCH.allows():  # threads were slower a moment ago
+            threads, self._one_thread = 1, True
+        return threads
 
     def _work_vectors(self):
         # a dense scratch row per thread of a pass
         return n_threads(self.n_jobs)
 
     def _progress(self):
-        return f"steps {self.t_}, "
+        # a pass that the lane watch kept on one thread says so (see n_jobs)
+        alone = "on one thread (threads were slower), " if self.__dict__.pop(
+            "_one_thread", False) else ""
+        return f"steps {self.t_}, {alone}"
 
 
 class _HingeSGD(WeightsModel, _PairwiseSGD):
@@ -397,17 +438,25 @@ class _HingeSGD(WeightsModel, _PairwiseSGD):
         block of many more pairs than features runs on copies (:func:`_block_limit`):
         lane 0 on ``w``, every other lane on a copy of ``w`` as it was at the
         block's start that it leads itself, whose changes are added to ``w`` after
-        the block. Other blocks run Hogwild, all lanes on ``w``."""
+        the block. Other blocks run Hogwild, all lanes on ``w``.
+
+        A pass that the lane watch finds due a probe (:class:`_Probe`) runs the
+        head of its first block on this thread alone, then the rest on the lanes."""
         clock = self.t_ + self.t0_
         d = rows.n_features
         open_lanes(w)
         copies = None
         at = clock  # t + t0 at the block's start
+        probe = _Probe(self, rows)
         for pos_rows, neg_rows, draw in _drawn_ahead(_pair_blocks(
                 self.random_state_, self._pos, self._neg, rows.n_rows,
                 _lane_blocks(lambda done: _block_limit(clock + done, d)),
                 cycles=self._cycles()), self, rows.n_rows):
             refold(w, FOLD_MARGIN)
+            size = pos_rows.shape[0]
+            pos_rows, neg_rows = probe.head(pos_rows, neg_rows, threads, lambda p, n: (
+                sgd_pairs(rows, w, p, n, rule, lead)))
+            at += size - pos_rows.shape[0]  # the probe's head
             own = _on_copies(pos_rows.shape[0], at, d)
             at += pos_rows.shape[0]
             if own and copies is None:  # the start and one copy per other lane, O(d) each
@@ -425,6 +474,7 @@ class _HingeSGD(WeightsModel, _PairwiseSGD):
                          rule, scheds[p], own=own and p > 0)
 
             in_lanes(lane, threads, meanwhile=draw)
+            probe.done()
             for copy in copies[1:] if own else ():
                 w.add_changes(copy, copies[0])
             for other in scheds[1:]:  # the lead's sums hold the pass's
@@ -561,14 +611,29 @@ _N_JOBS_PARAMS = """
         ns (the virtual machine's two cores far apart on its host), and reuters_acq
         passes ran at 0.47-0.52x one thread on two Hogwild threads, at 1.37-1.65x on
         two threads with weights of their own (at 30-40 ns, in the minutes after:
-        0.71-1.50x, median 1.25x, against 1.18-1.91x, median 1.55x). On cores that
-        far apart, or when the second core is busy elsewhere, ``n_jobs=1`` is
-        faster. Passes too short for threads (fewer than ``n_jobs * {lane_steps}``
-        or ``n_features / 16`` steps) run on one thread; ``n_jobs=1`` is the
-        sequential algorithm, bit for bit."""
+        0.71-1.50x, median 1.25x, against 1.18-1.91x, median 1.55x). So the passes
+        watch the threads (:class:`aucopt.learners._lanes.LaneWatch`, one per
+        process): at most every {probe_seconds} s, a pass (adaDSGD: a stage) after
+        the first pass's worth of steps runs the first 1/{probe_share} of its first
+        block on one thread and the rest on the
+        threads, and compares their times a pair; when the threads took more than
+        {slower} times one thread's, the passes that start in the next
+        {hold_seconds} s run on one thread (``verbose`` says so), then a pass probes
+        again. Measured on that machine in back-to-back rounds of three fits (two
+        threads without the watch, two with it, one thread) for 60-90 s a set, as
+        the speed-up of the total time over one thread's, without / with the watch:
+        20 Newsgroups 1.13x / 1.24x (10-epoch fits; two threads without the watch
+        were slower than one in 13% of the rounds) and 0.75x / 1.12x (default fits;
+        47%), reuters_acq 0.95x / 1.04x (default fits; 13%), sector 1.05x / 1.17x
+        (10-epoch fits; 11%); in the other rounds the watch cost 0.3-3% (probes, and
+        holds that outlast a slow spell). Passes too short for threads (fewer than
+        ``n_jobs * {lane_steps}`` or ``n_features / 16`` steps) run on one thread;
+        ``n_jobs=1`` is the sequential algorithm, bit for bit."""
 
-_N_JOBS_PARAMS = docstring(_N_JOBS_PARAMS, fields={"lane_steps": LANE_STEPS,
-                                                    "copy_steps": f"{COPY_STEPS:,}"})
+_N_JOBS_PARAMS = docstring(_N_JOBS_PARAMS, fields={
+    "lane_steps": LANE_STEPS, "copy_steps": f"{COPY_STEPS:,}",
+    "probe_seconds": _lanes.PROBE_SECONDS, "probe_share": _lanes.PROBE_SHARE,
+    "slower": _lanes.SLOWER, "hold_seconds": _lanes.HOLD_SECONDS})
 _HINGE_EPOCHS = epoch_params(HINGE_MONITOR_ROWS)
 _OBJECTIVE_DOC = """
     objective_ : float
@@ -1173,11 +1238,15 @@ class AdaDSGD(ElasticNetModel, _PairwiseSGD):
             # FOLD_MARGIN
             most = (math.log(FOLD_MARGIN) / math.log(shrink) if shrink > 1.0 else math.inf)
             open_lanes(w)
+            probe = _Probe(self, rows)
             for pos_rows, neg_rows, draw in _drawn_ahead(_pair_blocks(
                     self.random_state_, pos, neg, n_steps, _lane_blocks(lambda done: most))):
                 refold(w, FOLD_MARGIN)
+                pos_rows, neg_rows = probe.head(pos_rows, neg_rows, threads, lambda p, n: (
+                    square_prox_pairs(rows, w, p, n, step)))
                 in_lanes(lambda lanes, p: square_lane(rows, w, pos_rows, neg_rows, lanes, p,
                                                       step), threads, meanwhile=draw)
+                probe.done()
             close_lanes(w, norm=not settles(w, n_steps))  # the settle below folds
         else:
             for pos_rows, neg_rows in _pair_blocks(self.random_state_, pos, neg, n_steps):
