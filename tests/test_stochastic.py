@@ -941,7 +941,7 @@ def _counting_lanes(monkeypatch):
     return calls
 
 
-def test_threads_the_watch_holds_off_run_one_threads_pass_bit_for_bit(monkeypatch, capsys):
+def test_passes_the_watch_holds_off_are_one_threads_bit_for_bit(monkeypatch, capsys):
     """While a slow probe holds the threads off, an n_jobs=2 pass is n_jobs=1's: the
     model is one thread's, bit for bit, and verbose says so; once the hold is over
     the passes run on threads again."""
@@ -970,10 +970,9 @@ def test_a_probe_times_a_head_on_one_thread_and_the_rest_on_threads(monkeypatch,
     monkeypatch.setattr(stochastic, "LANE_STEPS", 256)
     X, y = load("dna_ei")
     now = [0.0]
+    one = aucopt.get("psam", n_epochs=3, random_state=0).fit(X, y)
     heads = _timed_kernels(monkeypatch, now, "sgd_pairs", "sgd_lane", slower)
     calls = _counting_lanes(monkeypatch)
-    one = aucopt.get("psam", n_epochs=3, random_state=0).fit(X, y)
-    heads.clear()
     _watched(monkeypatch, now)
     two = aucopt.get("psam", n_epochs=3, n_jobs=2, random_state=0).fit(X, y)
     n = X.shape[0]
@@ -991,7 +990,7 @@ def _timed_kernels(monkeypatch, now, one_thread, lane, slower):
     stochastic module, wrapped: the clock ``now[0]`` jumps by a second in every
     one-thread call (not ``slower``), or in the lanes that follow one (``slower``):
     the lanes of a probe's rest. Returns the one-thread calls' pair counts."""
-    heads = []
+    heads, probing = [], []
     kernels = getattr(stochastic, one_thread), getattr(stochastic, lane)
 
     def head(rows, w, pos_rows, neg_rows, *args):
@@ -999,8 +998,6 @@ def _timed_kernels(monkeypatch, now, one_thread, lane, slower):
         now[0] += 0.0 if slower else 1.0
         probing.append(True)
         return kernels[0](rows, w, pos_rows, neg_rows, *args)
-
-    probing = []
 
     def lanes(*args, **kw):
         if probing and slower:

@@ -132,8 +132,8 @@ class LaneWatch:
     and the rest on the threads, timing both: :meth:`record` compares their times a
     pair, and when the threads were more than :data:`SLOWER` times one thread's,
     the passes that start in the next :data:`HOLD_SECONDS` run on one thread
-    (:meth:`allows` is False). A probe costs the other cores a head of
-    ``1/PROBE_SHARE`` of a pass, at most every :data:`PROBE_SECONDS`.
+    (:meth:`allows` is False). A probe keeps the other threads waiting while a
+    ``1/PROBE_SHARE`` of a block runs, at most every :data:`PROBE_SECONDS`.
 
     One watch serves the process (:data:`WATCH`): the machine's state is the same
     for every fit. ``clock`` (seconds, monotonic) times the probes and the hold;
