@@ -49,8 +49,8 @@ from aucopt.learners._common import (EPOCH_PARAMS, SETTLE_RATIO, WEIGHTED_AVERAG
                                      check_epochs, document_weights, epoch_params,
                                      epoch_tail, merge_doc, monitored_rows_doc,
                                      search_scale, settle, settles, weights_state)
-from aucopt.learners import _lanes
-from aucopt.learners._lanes import WATCH, in_lanes
+from aucopt.learners._lanes import (HOLD_SECONDS, PROBE_SECONDS, PROBE_SHARE, SLOWER, WATCH,
+                                    in_lanes)
 from aucopt.learners._objectives import mean_pair_hinge, mean_pair_square
 from aucopt.metrics import roc_auc
 from aucopt.validation import (check_choice, check_count, check_n_jobs, check_positive,
@@ -615,11 +615,10 @@ _N_JOBS_PARAMS = """
         watch the threads (:class:`aucopt.learners._lanes.LaneWatch`, one per
         process): at most every {probe_seconds} s, a pass (adaDSGD: a stage) after
         the first pass's worth of steps runs the first 1/{probe_share} of its first
-        block on one thread and the rest on the
-        threads, and compares their times a pair; when the threads took more than
-        {slower} times one thread's, the passes that start in the next
-        {hold_seconds} s run on one thread (``verbose`` says so), then a pass probes
-        again. Measured on that machine in back-to-back rounds of three fits (two
+        block on one thread and the rest on the threads, and compares their times a
+        pair; when the threads took more than {slower} times one thread's, the
+        passes that start in the next {hold_seconds} s run on one thread
+        (``verbose`` says so), then a pass probes again. Measured on that machine in back-to-back rounds of three fits (two
         threads without the watch, two with it, one thread) for 60-90 s a set, as
         the speed-up of the total time over one thread's, without / with the watch:
         20 Newsgroups 1.13x / 1.24x (10-epoch fits; two threads without the watch
@@ -632,8 +631,8 @@ _N_JOBS_PARAMS = """
 
 _N_JOBS_PARAMS = docstring(_N_JOBS_PARAMS, fields={
     "lane_steps": LANE_STEPS, "copy_steps": f"{COPY_STEPS:,}",
-    "probe_seconds": _lanes.PROBE_SECONDS, "probe_share": _lanes.PROBE_SHARE,
-    "slower": _lanes.SLOWER, "hold_seconds": _lanes.HOLD_SECONDS})
+    "probe_seconds": PROBE_SECONDS, "probe_share": PROBE_SHARE, "slower": SLOWER,
+    "hold_seconds": HOLD_SECONDS})
 _HINGE_EPOCHS = epoch_params(HINGE_MONITOR_ROWS)
 _OBJECTIVE_DOC = """
     objective_ : float
