@@ -644,12 +644,15 @@ def test_lanes_on_threads_keep_the_schedule_of_one_thread(askip):
     assert (scheds[0].t, scheds[0].rcount, scheds[0].acount) == (sched.t, sched.rcount,
                                                                  sched.acount)
     close_lanes(w)
-    # the iterates differ by how the lanes interleave on these 15 shared features:
-    # 0.03 of the largest coordinate (median of 600 runs), 0.061 at most there, 0.12
-    # once under CI's load. So this only catches gross errors (no steps: 1.0); the
-    # exact counts above catch lost pairs, other pairs or step sizes (which move the
-    # one-thread iterate by 0.10-0.21 here)
-    assert np.abs(w.coef() - one.coef()).max() < 0.3 * np.abs(one.coef()).max()
+    # the iterates differ by how the lanes interleave on these 15 shared features, and
+    # by much more when the system preempts a lane mid-block: the largest coordinate
+    # difference was 0.038 of the largest coordinate in 300 quiet runs but 0.51 in 300
+    # runs beside two busy processes, whose direction stayed within cosine 0.987 of
+    # one thread's. So this only catches gross errors (no steps, steps of the wrong
+    # sign or size); the exact counts above catch lost pairs, other pairs or step sizes
+    a, b = w.coef(), one.coef()
+    assert a @ b >= 0.95 * np.linalg.norm(a) * np.linalg.norm(b)
+    assert 0.5 <= np.linalg.norm(a) / np.linalg.norm(b) <= 2.0
 
 
 def test_close_lanes_without_norm_leaves_it_to_the_fold():
