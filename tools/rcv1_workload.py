@@ -24,8 +24,9 @@ Verdicts (issue 13): at n, peak RSS beyond the interpreter's (RSS after imports,
 before loading) is at most 1.5x the loaded CSR's bytes plus the model state; fit time
 at n is within 20% of 4x the time at n/4; a PSAM epoch costs at most 1.3x its
 random-pair-dot floor. Issue 23: from n/4 to n the fit time grows at most 4.4x for
-PSAM and 4.8x for ASAM and CBR-diag (``GROWTH_CAP``; with the default fractions). The machine may be shared: rerun on a quiet one (``--repeat``
-takes the best of several fits per child).
+PSAM and 4.8x for ASAM and CBR-diag (``GROWTH_CAP``; with the default fractions).
+The machine may be shared: rerun on a quiet one (``--repeat`` takes the best of
+several fits per child).
 """
 import argparse
 import json
