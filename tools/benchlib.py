@@ -257,14 +257,17 @@ def environment():
 
 
 def save_report(base, record, md):
-    """Write ``record`` to ``base.json`` and the Markdown ``md`` to ``base.md``."""
+    """Write ``record`` to ``base.json`` and the Markdown ``md`` to ``base.md``, each
+    atomically (a killed run leaves no half-written report)."""
     import json
 
+    from aucopt.datasets import atomic_write
+
     os.makedirs(os.path.dirname(base), exist_ok=True)
-    with open(base + ".json", "w") as f:
-        json.dump(record, f, indent=2, default=fmt)
-    with open(base + ".md", "w") as f:
-        f.write(md)
+    with atomic_write(base + ".json") as f:
+        f.write(json.dumps(record, indent=2, default=fmt).encode())
+    with atomic_write(base + ".md") as f:
+        f.write(md.encode())
     print(f"wrote {base}.json and {base}.md", file=sys.stderr)
 
 

@@ -56,7 +56,7 @@ import time
 import numpy as np
 
 import aucopt
-from aucopt.datasets import Scaler
+from aucopt.datasets import Scaler, atomic_write
 from aucopt.metrics import roc_auc
 from aucopt.model_selection import GridSearch
 from aucopt.registry import get_class
@@ -539,9 +539,9 @@ def main(argv=None):
     path = os.path.join(OUT, f"defaults_check{'_' + args.tag if args.tag else ''}.json")
     data = {"argv": sys.argv[1:], "started": time.strftime("%Y-%m-%d %H:%M:%S")}
 
-    def save():
-        with open(path, "w") as f:
-            json.dump(data, f, indent=1)
+    def save():  # atomically: a run killed while saving keeps the criteria saved before
+        with atomic_write(path) as f:
+            f.write(json.dumps(data, indent=1).encode())
 
     for crit in criteria:
         data[crit] = records = []

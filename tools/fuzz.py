@@ -762,15 +762,17 @@ TARGETS.update(stream_targets(Target))
 
 def save_case(out, kind, target_name, data, options, note):
     """Write ``out/<kind>/<target>-<hash>.input`` (the data) and ``.json``; returns the json path."""
+    from aucopt.datasets import atomic_write
+
     folder = os.path.join(out, kind)
     os.makedirs(folder, exist_ok=True)
     digest = hashlib.sha1(data + json.dumps(options, sort_keys=True).encode()).hexdigest()
     stem = os.path.join(folder, f"{target_name}-{digest[:12]}")
-    with open(stem + ".input", "wb") as fh:
+    with atomic_write(stem + ".input") as fh:
         fh.write(data)
-    with open(stem + ".json", "w") as fh:
-        json.dump({"target": target_name, "input": os.path.basename(stem) + ".input",
-                   "options": options, "note": note}, fh, indent=1)
+    with atomic_write(stem + ".json") as fh:
+        fh.write(json.dumps({"target": target_name, "input": os.path.basename(stem) + ".input",
+                             "options": options, "note": note}, indent=1).encode())
     return stem + ".json"
 
 

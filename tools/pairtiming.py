@@ -98,12 +98,14 @@ def timed_passes(model, X, y):
 
 def vw_text(path, X, y):
     """Write ``(X, y)`` (labels in {-1, +1}) in Vowpal Wabbit's text format."""
+    from aucopt.datasets import atomic_write
+
     X = X.tocsr()
-    with open(path, "w") as f:
+    with atomic_write(path) as f:
         for i in range(X.shape[0]):
             lo, hi = X.indptr[i], X.indptr[i + 1]
             feats = " ".join(f"{j}:{v:.9g}" for j, v in zip(X.indices[lo:hi], X.data[lo:hi]))
-            f.write(f"{1 if y[i] > 0 else -1} |f {feats}\n")
+            f.write(f"{1 if y[i] > 0 else -1} |f {feats}\n".encode())
 
 
 class VowpalWabbit:

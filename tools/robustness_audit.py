@@ -80,7 +80,7 @@ def _cli(*args, input_bytes=None, suffix=".svm"):
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "data" + suffix)
         if input_bytes is not None:
-            with open(path, "wb") as fh:
+            with open(path, "wb") as fh:  # a scratch file in a temporary directory
                 fh.write(input_bytes)
         argv = [a.replace("{file}", path).replace("{tmp}", tmp) for a in args]
         proc = subprocess.run([sys.executable, "-m", "aucopt.cli", *argv],
@@ -117,7 +117,7 @@ def _bz2_bomb(newlines=600_000_000):
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "bomb.svm.bz2")
         packer, block = bz2.BZ2Compressor(), b"\n" * 10_000_000
-        with open(path, "wb") as fh:
+        with open(path, "wb") as fh:  # a scratch file in a temporary directory
             for _ in range(newlines // len(block)):
                 fh.write(packer.compress(block))
             fh.write(packer.flush())

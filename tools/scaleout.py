@@ -172,19 +172,19 @@ def stream_file(gib):
             info = json.load(f)
         if info["bytes"] == os.path.getsize(path) and info["bytes"] >= gib * 2**30:
             return path, info["rows"]
-    from aucopt.datasets import dump_svmlight
+    from aucopt.datasets import atomic_write, dump_svmlight
 
     os.makedirs(os.path.dirname(path), exist_ok=True)
     rows, start = 0, time.perf_counter()
-    with open(path, "wb") as f:
+    with atomic_write(path) as f:
         while f.tell() < gib * 2**30:
             X, y = synth_rcv1.block(rows // synth_rcv1.BLOCK)
             dump_svmlight(X, y, f)
             rows += y.size
             print(f"  writing {path}: {f.tell() / 2**30:.2f} GiB, {rows:,} rows "
                   f"({time.perf_counter() - start:.0f} s)", flush=True)
-    with open(meta, "w") as f:
-        json.dump({"bytes": os.path.getsize(path), "rows": rows}, f)
+    with atomic_write(meta) as f:
+        f.write(json.dumps({"bytes": os.path.getsize(path), "rows": rows}).encode())
     return path, rows
 
 

@@ -113,9 +113,14 @@ def generate(n_rows=N_ROWS, seed=0, verbose=False):
 
 
 def save(path, X, y):
-    """Write ``X`` and ``y`` as an uncompressed ``.npz`` (CSR arrays and labels)."""
-    np.savez(path, data=X.data, indices=X.indices, indptr=X.indptr,
-             shape=np.array(X.shape), y=y)
+    """Write ``X`` and ``y`` as an uncompressed ``.npz`` (CSR arrays and labels) at
+    ``path`` (as given: no ``.npz`` is added), atomically: a killed run leaves no
+    partial file that a later run would take for the data."""
+    from aucopt.datasets import atomic_write
+
+    with atomic_write(path) as f:
+        np.savez(f, data=X.data, indices=X.indices, indptr=X.indptr,
+                 shape=np.array(X.shape), y=y)
 
 
 def load(path):
@@ -157,7 +162,7 @@ def main(argv=None):
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--svmlight", action="store_true", help="also write <out>.svm")
     args = ap.parse_args(argv)
-    from aucopt.datasets import dump_svmlight
+    from aucopt.datasets import atomic_write, dump_svmlight
 
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
     t0 = time.perf_counter()
@@ -167,7 +172,7 @@ def main(argv=None):
           f"{time.perf_counter() - t0:.1f} s", file=sys.stderr)
     save(args.out + ".npz", X, y)
     if args.svmlight:
-        with open(args.out + ".svm", "wb") as f:
+        with atomic_write(args.out + ".svm") as f:
             for start in range(0, X.shape[0], BLOCK):
                 dump_svmlight(X[start:start + BLOCK], y[start:start + BLOCK], f)
     print(f"wrote {args.out}.npz{' and .svm' if args.svmlight else ''} "

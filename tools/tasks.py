@@ -17,7 +17,7 @@ import os
 import numpy as np
 import scipy.sparse as sp
 
-from aucopt.datasets import binarize, load_svmlight, split
+from aucopt.datasets import atomic_write, binarize, load_svmlight, split
 
 TOOLS = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(TOOLS)
@@ -96,7 +96,8 @@ def _load_file(relpath, n_features):
             X = sp.csr_matrix((z["data"], z["indices"], z["indptr"]), shape=tuple(z["shape"]))
             return X, z["y"]
     X, y = load_svmlight(src, n_features=n_features)
-    np.savez(key, data=X.data, indices=X.indices, indptr=X.indptr, shape=X.shape, y=y)
+    with atomic_write(key) as f:  # a killed run leaves no partial cache behind
+        np.savez(f, data=X.data, indices=X.indices, indptr=X.indptr, shape=X.shape, y=y)
     return X, y
 
 

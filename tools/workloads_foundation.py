@@ -55,7 +55,7 @@ def _load_svmlight(ctx):
 
     src = ctx.data(SVM_20NEWS)
     path = os.path.join(ctx.tmpdir, "20news_bydate_tfidf.train.svm")
-    with bz2.open(src, "rb") as fin, open(path, "wb") as fout:  # untimed
+    with bz2.open(src, "rb") as fin, open(path, "wb") as fout:  # untimed; a scratch file
         shutil.copyfileobj(fin, fout, 1 << 20)
     d = 130108
 
