@@ -552,6 +552,8 @@ def test_tools_write_files_only_through_atomic_write():
     writes = _WRITES + r"|np\.savez(_compressed)?\((?!(f|buf|out),)"
     found = _direct_writes(tools, writes, skip=lambda line: "scratch file" in line)
     assert found == [], found
+
+
 @pytest.mark.parametrize("column, value", [(0, -1.0), (0, np.inf), (1, np.inf), (2, 1.5),
                                            (2, -np.inf)])
 def test_history_values_are_checked(column, value, tmp_path):
