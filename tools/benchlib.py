@@ -231,6 +231,19 @@ def run_workload(wl, ctx, repeat, warmup, log=print):
 
 
 # ---------------------------------------------------------------------- report
+def _cpu_model():
+    """The CPU's model name (Linux's /proc/cpuinfo, else ``platform.processor()``):
+    timings and their ratios differ between CPUs, so a report says which it ran on."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor()
+
+
 def environment():
     env = {
         "python": platform.python_version(),
@@ -239,6 +252,9 @@ def environment():
         "machine": platform.machine(),
         "cpu_count": os.cpu_count(),
     }
+    cpu = _cpu_model()
+    if cpu:
+        env["cpu"] = cpu
     if hasattr(os, "sched_getaffinity"):
         env["cpus_available"] = len(os.sched_getaffinity(0))
     for mod in ("numpy", "scipy", "sklearn", "Cython", "aucopt"):
