@@ -286,9 +286,9 @@ class _PairwiseSGD(OnlineMixin, BaseLearner):
         says so)."""
         # compositions may lack n_jobs
         threads = lane_threads(getattr(self, "n_jobs", None), n_steps, rows.n_features)
-        if threads > 1 and not WATCH.allows():  # threads were slower a moment ago
-            threads, self._one_thread = 1, True
-        return threads
+        # set on every pass, so that no earlier pass's (or fit's) hold shows in verbose
+        self._one_thread = threads > 1 and not WATCH.allows()  # threads were slower
+        return 1 if self._one_thread else threads
 
     def _work_vectors(self):
         # a dense scratch row per thread of a pass
@@ -296,8 +296,8 @@ class _PairwiseSGD(OnlineMixin, BaseLearner):
 
     def _progress(self):
         # a pass that the lane watch kept on one thread says so (see n_jobs)
-        alone = "on one thread (threads were slower), " if self.__dict__.pop(
-            "_one_thread", False) else ""
+        alone = ("on one thread (threads were slower), "
+                 if getattr(self, "_one_thread", False) else "")
         return f"steps {self.t_}, {alone}"
 
 
@@ -618,14 +618,14 @@ _N_JOBS_PARAMS = """
         block on one thread and the rest on the threads, and compares their times a
         pair; when the threads took more than {slower} times one thread's, the
         passes that start in the next {hold_seconds} s run on one thread
-        (``verbose`` says so), then a pass probes again. Measured on that machine in back-to-back rounds of three fits (two
-        threads without the watch, two with it, one thread) for 60-90 s a set, as
-        the speed-up of the total time over one thread's, without / with the watch:
-        20 Newsgroups 1.13x / 1.24x (10-epoch fits; two threads without the watch
-        were slower than one in 13% of the rounds) and 0.75x / 1.12x (default fits;
-        47%), reuters_acq 0.95x / 1.04x (default fits; 13%), sector 1.05x / 1.17x
-        (10-epoch fits; 11%); in the other rounds the watch cost 0.3-3% (probes, and
-        holds that outlast a slow spell). Passes too short for threads (fewer than
+        (``verbose`` says so), then a pass probes again. Measured on that machine in
+        back-to-back rounds of three fits (two threads without the watch, two with
+        it, one thread) for 60-90 s a set, as the speed-up of the total time over one
+        thread's, without / with the watch: 20 Newsgroups 1.13x / 1.24x (10-epoch
+        fits; two threads without the watch were slower than one in 13% of the
+        rounds) and 0.75x / 1.12x (default fits; 47%), reuters_acq 0.95x / 1.04x
+        (default fits; 13%), sector 1.05x / 1.17x (10-epoch fits; 11%); in the other
+        rounds the watch cost 0.3-3% (probes, and holds that outlast a slow spell). Passes too short for threads (fewer than
         ``n_jobs * {lane_steps}`` or ``n_features / 16`` steps) run on one thread;
         ``n_jobs=1`` is the sequential algorithm, bit for bit."""
 
