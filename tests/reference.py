@@ -646,7 +646,8 @@ def fsauc_project_ref(u, c, R, Rk, r):
     return point(lo)
 
 
-def fsauc_stage_ref(X, y, order, w1, a1, b1, alpha1, eta, R, kappa, r, D, cap=0.0):
+def fsauc_stage_ref(X, y, order, w1, a1, b1, alpha1, eta, R, kappa, r, D, cap=0.0,
+                    trace=None):
     """One PDSG stage of FSAUC (Liu et al. 2018) over X[order], on dense vectors.
 
     Per step: class sums/counts and p_hat = T+/t including the row; gradients of
@@ -655,7 +656,15 @@ def fsauc_stage_ref(X, y, order, w1, a1, b1, alpha1, eta, R, kappa, r, D, cap=0.
     clipped to [-2R kappa, 2R kappa] ∩ [alpha1 - D, alpha1 + D]; with ``cap`` a
     row's step times ``step_factor_ref``. Returns
     ``(w_avg, a_avg, b_avg, sums, (n_neg, n_pos), (w, a, b, alpha))``, the averages
-    over the pre-update iterates v_1 .. v_T."""
+    over the pre-update iterates v_1 .. v_T. With ``trace`` (a list), the result
+    after every prefix ``order[:t]`` is appended to it (the same numbers as a call on
+    that prefix)."""
+
+    def result(t):
+        avg = v_sum / t
+        return (avg[:d], avg[d], avg[d + 1], sums.copy(), (counts[0], counts[1]),
+                (v[:d].copy(), v[d], v[d + 1], alpha))
+
     X = np.asarray(X, dtype=np.float64)
     d = X.shape[1]
     Rk = R * kappa
@@ -676,10 +685,9 @@ def fsauc_stage_ref(X, y, order, w1, a1, b1, alpha1, eta, R, kappa, r, D, cap=0.
         u = v - et * np.concatenate([dw, [da, db]])
         alpha = min(max(alpha + et * dal, -2 * Rk, alpha1 - D), 2 * Rk, alpha1 + D)
         v = fsauc_project_ref(u, c, R, Rk, r)
-    T = len(order)
-    avg = v_sum / T
-    return avg[:d], avg[d], avg[d + 1], sums, (counts[0], counts[1]), (v[:d], v[d], v[d + 1],
-                                                                        alpha)
+        if trace is not None:
+            trace.append(result(t))
+    return result(len(order))
 
 
 def fsauc_ref(X, y, order, R, G, kappa, delta=0.1, steps="lemma"):
