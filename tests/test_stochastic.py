@@ -656,6 +656,37 @@ def test_lanes_on_threads_keep_the_schedule_of_one_thread(askip):
     assert 0.5 <= np.linalg.norm(a) / np.linalg.norm(b) <= 2.0
 
 
+def test_a_lane_ahead_of_a_stalled_lead_waits_for_it():
+    """A lane whose lead is stalled (preempted) claims no more than a bounded number of
+    pairs beyond those whose schedule the lead has applied, then waits. Before, it
+    took the whole block at the block's first scale, and the lead's shrinks applied
+    afterwards left an iterate 1/750 of one thread's (a CI run of the test above,
+    beside busy processes)."""
+    X, y = _data()
+    pi, nj = _draws(y, 40 * LANE_CHUNK, seed=2)
+    rows = RowSource(sp.csr_matrix(X))
+    one = Weights(np.zeros((X.shape[1], 2)), averaging=True)
+    sgd_pairs(rows, one, pi, nj, HingeProx(), Schedule(0.05, 3.0, 3, 7, avg_power=2.0))
+    w = Weights(np.zeros((X.shape[1], 2)), averaging=True)
+    scheds = [Schedule(0.05, 3.0, 3, 7, avg_power=2.0) for _ in range(2)]
+    block = Lanes(2, paced=True)  # as in_lanes makes them
+    open_lanes(w)
+    ahead = threading.Thread(target=sgd_lane, args=(rows, w, pi, nj, block, 1, HingeProx(),
+                                                    scheds[1]))
+    ahead.start()  # the lead has not started: this lane takes 3 claims, then waits
+    ahead.join(0.5)
+    try:
+        assert ahead.is_alive()  # it would take the 40 claims in a few milliseconds
+    finally:
+        sgd_lane(rows, w, pi, nj, block, 0, HingeProx(), scheds[0])
+        ahead.join()
+    close_lanes(w)
+    assert (w.scale, w.avg_c, w.avg_q) == (one.scale, one.avg_c, one.avg_q)
+    a, b = w.coef(), one.coef()
+    assert a @ b >= 0.95 * np.linalg.norm(a) * np.linalg.norm(b)
+    assert 0.5 <= np.linalg.norm(a) / np.linalg.norm(b) <= 2.0
+
+
 def test_close_lanes_without_norm_leaves_it_to_the_fold():
     """close_lanes(w, norm=False) skips its O(d) norm pass: the fold after it
     recomputes ||v||^2, to the same bits as closing with the norm and folding."""

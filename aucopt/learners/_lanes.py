@@ -189,8 +189,11 @@ def in_lanes(lane, threads, meanwhile=None):
     jobs and before lane 0: work of the caller's own (the draws of the next block)
     that overlaps the other lanes' start. Lanes that claim their work (the pair
     lanes) leave lane 0 what the others have not taken by then. An exception it
-    raises halts the lanes and is raised when they have ended."""
-    lanes = Lanes(threads)
+    raises halts the lanes and is raised when they have ended.
+
+    The lanes are paced (``Lanes(paced=True)``): a lane does not run more than a
+    bounded number of pairs ahead of the pairs whose schedule lane 0 has applied."""
+    lanes = Lanes(threads, paced=True)
     if threads == 1:
         if meanwhile is not None:
             meanwhile()
