@@ -39,14 +39,18 @@ snapshots, adaDSGD's lazy elastic-net proximal steps. So the scale (the
 elastic net's products), the average's snapshot sums and the schedule's counts
 after a block are those of one thread, exactly; only the coordinates depend on
 how the lanes interleave, and one lane that takes every pair is the sequential
-loop, bit for bit. A lane steps at the scale the lead has reached, so paced lanes
+loop, bit for bit.
+
+A lane steps at the scale the lead has reached, so paced lanes
 (``Lanes(paced=True)``, as ``aucopt.learners._lanes.in_lanes`` runs them) do not
 claim pairs more than ``max(2 LANE_CHUNK, (t + t0) / 8)`` beyond those whose
-schedule the lead has applied: when the system stalled the lead for a whole block,
-the other lane took every pair at the block's first scale, and the shrinks the lead
-applied afterwards left an iterate 1/750 of one thread's. The bound cost 0.99-1.03x
-in time on two-thread 10-pass PSAM fits (20 Newsgroups, Reuters-21578 acq, sector;
-medians of 8 interleaved fits each). The maintained ``||v||^2`` is not kept by the lanes
+schedule the lead has applied. Unpaced, when the system stalled the lead for a
+whole block, the other lane took every pair at the block's first scale, and the
+shrinks the lead applied afterwards left an iterate 1/750 of one thread's. The
+bound cost 0.99-1.03x in time on two-thread 10-pass PSAM fits (20 Newsgroups,
+Reuters-21578 acq, sector; medians of 8 interleaved fits each).
+
+The maintained ``||v||^2`` is not kept by the lanes
 (:func:`close_lanes`, or the fold after it, recomputes it); folds are held
 (``hold_folds``) and done between blocks (:func:`refold`), which the caller keeps
 short enough for the scale to stay within the fold band.
@@ -591,9 +595,8 @@ cdef inline bint claim(Lanes lanes, Py_ssize_t n, Py_ssize_t* start, Py_ssize_t*
     when none is left or the lanes are halted. The lead publishes ``done``, the
     pairs whose schedule it has applied. Another lane of paced lanes waits
     (spinning, yielding the CPU every 256 hints) while the next claim would start
-    more than
-    ``max(2 LANE_CHUNK, (clock + done) / 8)`` pairs beyond the lead's ``done``
-    (``clock``: the block's first ``t + t0``; 0 for a constant bound)."""
+    more than ``max(2 LANE_CHUNK, (clock + done) / 8)`` pairs beyond the lead's
+    ``done`` (``clock``: the block's first ``t + t0``; 0 for a constant bound)."""
     cdef int64_t nxt, ahead, spins = 0
     if lead:
         aucopt_store_release(&lanes.lead_done, done)
