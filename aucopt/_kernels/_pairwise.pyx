@@ -316,6 +316,17 @@ cdef enum:
 LANE_CHUNK = _CHUNK
 
 
+cdef inline int64_t spin(int64_t k) noexcept nogil:
+    """One spin of a wait, the ``k``-th: the CPU's spin-wait hint, and every
+    ``_YIELD_SPINS`` spins a yield of the CPU (see :func:`wait_change`); returns
+    ``k + 1``."""
+    AUCOPT_RELAX()
+    k += 1
+    if k & (_YIELD_SPINS - 1) == 0:
+        AUCOPT_YIELD()
+    return k
+
+
 def wait_change(int64_t[::1] cell not None, int64_t value, int64_t spins):
     """Read ``cell[0]``, and while it equals ``value`` spin, with the GIL released,
     reading it again, at most ``spins`` times (a spin-wait hint each); returns the
@@ -343,10 +354,7 @@ def wait_change(int64_t[::1] cell not None, int64_t value, int64_t spins):
     with nogil:
         seen = aucopt_load_acquire(&cell[0])
         while seen == value and k < spins:
-            AUCOPT_RELAX()
-            k += 1
-            if k & (_YIELD_SPINS - 1) == 0:
-                AUCOPT_YIELD()
+            k = spin(k)
             seen = aucopt_load_acquire(&cell[0])
     return seen
 
@@ -606,10 +614,7 @@ cdef inline bint claim(Lanes lanes, Py_ssize_t n, Py_ssize_t* start, Py_ssize_t*
             ahead = aucopt_load_acquire(&lanes.lead_done)
             if nxt >= n or nxt - ahead <= max(<double>_AHEAD_MIN, (clock + ahead) / 8.0):
                 break
-            AUCOPT_RELAX()
-            spins += 1
-            if spins & (_YIELD_SPINS - 1) == 0:
-                AUCOPT_YIELD()
+            spins = spin(spins)
     if aucopt_halted(&lanes.flag):
         return False
     start[0] = <Py_ssize_t>aucopt_claim(&lanes.cursor, _CHUNK)

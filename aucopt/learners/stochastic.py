@@ -625,8 +625,9 @@ _N_JOBS_PARAMS = """
         fits; two threads without the watch were slower than one in 13% of the
         rounds) and 0.75x / 1.12x (default fits; 47%), reuters_acq 0.95x / 1.04x
         (default fits; 13%), sector 1.05x / 1.17x (10-epoch fits; 11%); in the other
-        rounds the watch cost 0.3-3% (probes, and holds that outlast a slow spell). Passes too short for threads (fewer than
-        ``n_jobs * {lane_steps}`` or ``n_features / 16`` steps) run on one thread;
+        rounds the watch cost 0.3-3% (probes, and holds that outlast a slow spell).
+        Passes too short for threads (fewer than ``n_jobs * {lane_steps}`` or
+        ``n_features / 16`` steps) run on one thread;
         ``n_jobs=1`` is the sequential algorithm, bit for bit."""
 
 _N_JOBS_PARAMS = docstring(_N_JOBS_PARAMS, fields={
