@@ -6,8 +6,6 @@ one learner of a module is a breach in its shared code or in its own parameters,
 which the contract suite checks for every learner). ``AUCOPT_FULL_TESTS=1`` runs
 them on every built-in learner; CI does so in a second step.
 """
-import os
-
 import pytest
 
 pytest.importorskip("sklearn")
@@ -16,8 +14,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
 
 import aucopt  # noqa: E402
 from aucopt.registry import BUILTIN, get_class  # noqa: E402
-
-FULL = os.environ.get("AUCOPT_FULL_TESTS", "").lower() not in ("", "0", "false", "no")
+from full import FULL  # noqa: E402
 
 # one learner per learner module, checked by default
 REPRESENTATIVES = {
