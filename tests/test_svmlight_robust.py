@@ -308,9 +308,9 @@ def _open_input(text, container, tmpdir=None):
 
 @functools.lru_cache(maxsize=16)
 def _packed(text, container):
-    """``text`` compressed for ``container`` ("path": as it is), once per text. The
-    fastest levels: the reader decodes any level the same way, and xz's default
-    level took 5-35 ms a case (a third of the suite's fuzzing time)."""
+    """``text`` compressed for ``container`` ("path": as it is), once per text, at
+    the fastest level: the reader decodes every level the same way, and xz's default
+    level took 5-35 ms a file here."""
     compress = {"path": bytes, "gz": lambda b: gzip.compress(b, 1),
                 "bz2": lambda b: bz2.compress(b, 1), "xz": lambda b: lzma.compress(b, preset=0)}
     return compress[container](text)
