@@ -44,14 +44,16 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 @functools.lru_cache(maxsize=None)
 def svmlight_rules():
     """``tests/test_svmlight_robust.py`` (the svmlight grammar, reference parser and
-    checks), loaded from its file: the tests are not on sys.path, so their folder is
-    appended to it for the module's own imports of the tests' helpers
-    (``tests/full.py``)."""
-    tests = os.path.join(REPO, "tests")
-    if tests not in sys.path:
-        sys.path.append(tests)
+    checks), loaded from its file: the tests are not on sys.path. The tests' helper
+    it imports (``tests/full.py``) is loaded from its file first."""
+    _test_module("full")
+    return _test_module("test_svmlight_robust")
+
+
+def _test_module(name):
+    """``tests/<name>.py`` loaded from its file as module ``name``."""
     spec = importlib.util.spec_from_file_location(
-        "test_svmlight_robust", os.path.join(tests, "test_svmlight_robust.py"))
+        name, os.path.join(REPO, "tests", name + ".py"))
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
     spec.loader.exec_module(module)
