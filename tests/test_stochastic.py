@@ -630,15 +630,7 @@ def test_lanes_on_threads_keep_the_schedule_of_one_thread(askip):
     """However the threads share a block's pairs, the lead applies the schedule of
     every step in order: the scale, the average's snapshot sums and the counts after
     the block are those of one thread, exactly (only the coordinates differ)."""
-    X, y = _data()
-    pi, nj = _draws(y, 40 * LANE_CHUNK, seed=2)
-    rows = RowSource(sp.csr_matrix(X))
-    one = Weights(np.zeros((X.shape[1], 2)), averaging=True)
-    sched = Schedule(0.05, 3.0, 3, askip, avg_power=2.0)
-    sgd_pairs(rows, one, pi, nj, HingeProx(), sched)
-    w = Weights(np.zeros((X.shape[1], 2)), averaging=True)
-    scheds = [Schedule(0.05, 3.0, 3, askip, avg_power=2.0) for _ in range(2)]
-    open_lanes(w)
+    rows, pi, nj, one, sched, w, scheds = _lane_block(askip)
     in_lanes(lambda block, p: sgd_lane(rows, w, pi, nj, block, p, HingeProx(), scheds[p]), 2)
     assert w.fold_due == one.fold_due
     assert (w.scale, w.avg_c, w.avg_q) == (one.scale, one.avg_c, one.avg_q)
@@ -651,6 +643,28 @@ def test_lanes_on_threads_keep_the_schedule_of_one_thread(askip):
     # runs beside two busy processes, whose direction stayed within cosine 0.987 of
     # one thread's. So this only catches gross errors (no steps, steps of the wrong
     # sign or size); the exact counts above catch lost pairs, other pairs or step sizes
+    _assert_near(w, one)
+
+
+def _lane_block(askip):
+    """A block of 40 lane claims of PSAM pairs on ``_data()``: ``(rows, pos, neg, one,
+    sched, w, scheds)``, ``one`` stepped by one thread with ``sched``, ``w`` fresh and
+    opened for lanes, ``scheds`` the two lanes' schedules."""
+    X, y = _data()
+    pi, nj = _draws(y, 40 * LANE_CHUNK, seed=2)
+    rows = RowSource(sp.csr_matrix(X))
+    one = Weights(np.zeros((X.shape[1], 2)), averaging=True)
+    sched = Schedule(0.05, 3.0, 3, askip, avg_power=2.0)
+    sgd_pairs(rows, one, pi, nj, HingeProx(), sched)
+    w = Weights(np.zeros((X.shape[1], 2)), averaging=True)
+    scheds = [Schedule(0.05, 3.0, 3, askip, avg_power=2.0) for _ in range(2)]
+    open_lanes(w)
+    return rows, pi, nj, one, sched, w, scheds
+
+
+def _assert_near(w, one):
+    """The lanes' iterate ``w`` points where one thread's does (cosine >= 0.95) at
+    its scale (norm within 2x)."""
     a, b = w.coef(), one.coef()
     assert a @ b >= 0.95 * np.linalg.norm(a) * np.linalg.norm(b)
     assert 0.5 <= np.linalg.norm(a) / np.linalg.norm(b) <= 2.0
@@ -662,15 +676,8 @@ def test_a_lane_ahead_of_a_stalled_lead_waits_for_it():
     took the whole block at the block's first scale, and the lead's shrinks applied
     afterwards left an iterate 1/750 of one thread's (a CI run of the test above,
     beside busy processes)."""
-    X, y = _data()
-    pi, nj = _draws(y, 40 * LANE_CHUNK, seed=2)
-    rows = RowSource(sp.csr_matrix(X))
-    one = Weights(np.zeros((X.shape[1], 2)), averaging=True)
-    sgd_pairs(rows, one, pi, nj, HingeProx(), Schedule(0.05, 3.0, 3, 7, avg_power=2.0))
-    w = Weights(np.zeros((X.shape[1], 2)), averaging=True)
-    scheds = [Schedule(0.05, 3.0, 3, 7, avg_power=2.0) for _ in range(2)]
+    rows, pi, nj, one, _, w, scheds = _lane_block(7)
     block = Lanes(2, paced=True)  # as in_lanes makes them
-    open_lanes(w)
     ahead = threading.Thread(target=sgd_lane, args=(rows, w, pi, nj, block, 1, HingeProx(),
                                                     scheds[1]))
     ahead.start()  # the lead has not started: this lane takes 3 claims, then waits
@@ -682,9 +689,7 @@ def test_a_lane_ahead_of_a_stalled_lead_waits_for_it():
         ahead.join()
     close_lanes(w)
     assert (w.scale, w.avg_c, w.avg_q) == (one.scale, one.avg_c, one.avg_q)
-    a, b = w.coef(), one.coef()
-    assert a @ b >= 0.95 * np.linalg.norm(a) * np.linalg.norm(b)
-    assert 0.5 <= np.linalg.norm(a) / np.linalg.norm(b) <= 2.0
+    _assert_near(w, one)
 
 
 def test_close_lanes_without_norm_leaves_it_to_the_fold():

@@ -602,7 +602,7 @@ cdef inline bint claim(Lanes lanes, Py_ssize_t n, Py_ssize_t* start, Py_ssize_t*
     """The next pairs ``start .. stop - 1`` of a block of ``n`` for a lane: False
     when none is left or the lanes are halted. The lead publishes ``done``, the
     pairs whose schedule it has applied. Another lane of paced lanes waits
-    (spinning, yielding the CPU every 256 hints) while the next claim would start
+    (spinning as :func:`wait_change` does) while the next claim would start
     more than ``max(2 LANE_CHUNK, (clock + done) / 8)`` pairs beyond the lead's
     ``done`` (``clock``: the block's first ``t + t0``; 0 for a constant bound)."""
     cdef int64_t nxt, ahead, spins = 0
