@@ -34,11 +34,11 @@ import warnings
 import numpy as np
 
 from aucopt._kernels._journal import Journal
-from aucopt.exceptions import ConstantModelWarning, not_fitted_error
+from aucopt.exceptions import ConstantModelWarning, FeatureScaleWarning, not_fitted_error
 from aucopt.metrics import optroc_of_sorted, roc_auc, sorted_classes
 from aucopt.traits import traits_of
 from aucopt.validation import (check_random_state, check_sample_weight, check_X, check_y,
-                               order_stream, row_scale, row_source, weight_counts,
+                               dominant_feature, order_stream, row_scale, row_source, weight_counts,
                                weight_stream)
 
 __all__ = ["fit", "partial_fit", "learn_chunk", "train", "run_pass", "transaction",
@@ -97,6 +97,7 @@ def fit(learner, X, y, sample_weight=None, validation_data=None):
                   else _check_validation(learner, validation_data, X.shape[1], classes))
     learner._check_params()
     X, y_pm, weights = _drop_unweighted(X, y_pm, weights, fit=True)
+    _warn_scale(learner, X)
     retries = 0
     while True:
         try:
@@ -128,6 +129,21 @@ def fit(learner, X, y, sample_weight=None, validation_data=None):
             if not _retries(learner) or retries >= MAX_RETRIES:
                 raise
             retries += 1
+
+
+def _warn_scale(learner, X):
+    """:class:`~aucopt.exceptions.FeatureScaleWarning` when one feature dominates the
+    training rows (:func:`~aucopt.validation.dominant_feature`)."""
+    found = dominant_feature(X)
+    if found is not None:
+        feature, share, ratio = found
+        warnings.warn(
+            f"{type(learner).__name__}: feature {feature} holds {share:.0%} of the training "
+            f"rows' squared norms (its mean square is {ratio:.3g} times the other "
+            "features' median), and the step sizes and regularisation follow its scale, "
+            "so the other features barely train. Standardise the features first "
+            "(aucopt.datasets.Scaler('standard'), or scikit-learn's StandardScaler).",
+            FeatureScaleWarning, stacklevel=4)
 
 
 def _retries(learner):
@@ -177,6 +193,8 @@ def partial_fit(learner, X, y, classes=None, sample_weight=None):
     if not first:
         learner._check_resumable()
     X, y_pm, weights = _drop_unweighted(X, y_pm, weights)
+    if first:
+        _warn_scale(learner, X)
     return learn_chunk(learner, X, y_pm, known, sample_weight=weights)
 
 

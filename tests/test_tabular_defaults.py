@@ -1,5 +1,7 @@
 """Defaults for small imbalanced tabular data: repeated passes of the one-pass
 learners until their objective stalls, and the retry of a diverged default fit."""
+import warnings
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -442,3 +444,52 @@ def test_norm_cap_defaults_hold_on_outlier_rows(name, seed):
     clean = held_out(X)
     assert held_out(heavy) > clean - 0.03
     assert held_out(heavy, norm_cap=0) < clean - 0.05
+
+
+# --------------------------------------------------------------------------- feature scales
+
+def _raw_spambase(n=400, seed=0):
+    """``n`` shuffled rows of spambase as stored: its last column
+    (capital_run_length_total, up to 15,841) dwarfs the others (mostly 0-100)."""
+    X, y = load("spambase")
+    rows = np.random.default_rng(seed).permutation(X.shape[0])[:n]
+    return X[rows], y[rows]
+
+
+def test_a_feature_that_dominates_the_rows_is_found_dense_and_sparse():
+    from aucopt.validation import check_X, dominant_feature
+    X, _ = _raw_spambase()
+    found = dominant_feature(check_X(X))
+    assert found is not None and found[0] == 56 and found[1] >= 0.5 and found[2] >= 1e3
+    dense = dominant_feature(check_X(X.toarray()))
+    assert dense[0] == found[0] and dense[1:] == pytest.approx(found[1:], rel=1e-12)
+    X_std = Scaler("standard").fit_transform(X.toarray())
+    assert dominant_feature(check_X(X_std)) is None
+    # an offset lengthens the rows as a spread does
+    offset = np.c_[X_std, 1000.0 + np.random.default_rng(1).standard_normal(X.shape[0])]
+    assert dominant_feature(check_X(offset))[0] == X_std.shape[1]
+    # rows of unit norm (text-like TF-IDF), and one feature: nothing to warn about
+    text = sp.random(500, 3000, density=0.01, random_state=0, format="csr")
+    lengths = np.sqrt(np.asarray(text.multiply(text).sum(1)).ravel()) + 1e-300
+    text = sp.diags(1.0 / lengths) @ text
+    assert dominant_feature(check_X(text)) is None
+    assert dominant_feature(check_X(X_std[:, :1] * 1e6)) is None
+    # CSR wider than SCALE_SPARSE_WIDTH columns (text) is not looked at
+    wide = sp.hstack([X, sp.csr_matrix((X.shape[0], 5000))], format="csr")
+    assert dominant_feature(check_X(wide)) is None
+    assert dominant_feature(check_X(wide.toarray()))[0] == 56
+
+
+def test_fit_and_a_first_partial_fit_warn_of_a_dominant_feature():
+    from aucopt.exceptions import FeatureScaleWarning
+    X, y = _raw_spambase()
+    for name in ("psam", "bam"):
+        with pytest.warns(FeatureScaleWarning, match="feature 56 holds"):
+            aucopt.get(name).fit(X, y)
+    model = aucopt.get("oam_seq", random_state=0)
+    with pytest.warns(FeatureScaleWarning, match="Standardise the features"):
+        model.partial_fit(X[:200], y[:200])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", FeatureScaleWarning)
+        model.partial_fit(X[200:], y[200:])  # the stream's later chunks: no repeat
+        aucopt.get("psam").fit(Scaler("standard").fit_transform(X.toarray()), y)
