@@ -178,7 +178,7 @@ def _encode_state(obj, prefix, meta, arrays):
             meta["parts"][name] = _params(value, name + ".")
             _encode_state(value, name + ".", meta, arrays)
         elif field.kind == "array":
-            arrays[name] = np.ascontiguousarray(value)
+            arrays[name] = field.stored(value)
             meta["arrays"].append(name)
         else:
             meta["attributes"][name] = to_json(value, f"attribute {name!r}")

@@ -14,8 +14,8 @@ import numbers
 
 import numpy as np
 
-__all__ = ["Array", "Scalar", "Labels", "Generator", "Part", "state_spec", "shape_matches",
-           "StateError"]
+__all__ = ["Array", "Scalar", "Labels", "FeatureNames", "Generator", "Part", "state_spec",
+           "shape_matches", "StateError"]
 
 # Integer state must fit the kernels' C longs with room to count on.
 MAX_INT = 2**62
@@ -32,6 +32,10 @@ class Field:
 
     def __init__(self, optional=False):
         self.optional = optional
+
+    def stored(self, value):
+        """The array a model file holds for an array field's ``value``."""
+        return np.ascontiguousarray(value)
 
 
 class Array(Field):
@@ -156,6 +160,35 @@ class Labels(Field):
         if value[0] == value[1]:
             raise StateError(f"{name} holds the same label twice")
         return value
+
+
+class FeatureNames(Field):
+    """``feature_names_in_``: one string per feature, held as an object array (as
+    scikit-learn holds it) and stored as a fixed-width string array (no pickle)."""
+
+    kind = "array"
+    # one name per input feature (n_features_in_, which a learner's "d" need not be:
+    # a kernelized learner's is its map's output; the learner's _check_state relates
+    # the two)
+    shape = ("*",)
+    # the model reader's bound on a string array's item (4 bytes a character)
+    MAX_CHARS = 1024
+
+    def resolve(self, dims):
+        return (None,)
+
+    def check(self, name, value, dims=None):
+        if not isinstance(value, np.ndarray) or value.ndim != 1 or not all(
+                isinstance(v, str) for v in value.tolist()):
+            raise StateError(f"{name} must be a 1-D array of strings")
+        return value.astype(object)
+
+    def stored(self, value):
+        longest = max((len(v) for v in value.tolist()), default=0)
+        if longest > self.MAX_CHARS:
+            raise ValueError(f"cannot save feature names longer than {self.MAX_CHARS} "
+                             f"characters (one has {longest})")
+        return value.astype(str)
 
 
 class Generator(Field):

@@ -40,7 +40,7 @@ import aucopt.driver as driver
 from aucopt._estimator import Estimator
 from aucopt._format import encode_model, write_model
 from aucopt._kernels._weights import dense_scores
-from aucopt._state import Array, Labels, Scalar, state_spec
+from aucopt._state import Array, FeatureNames, Labels, Scalar, state_spec
 from aucopt.driver import HISTORY_COLUMNS
 from aucopt.merging import MergeMixin, merge
 from aucopt.metrics import roc_auc
@@ -88,6 +88,8 @@ class BaseLearner(MergeMixin, Estimator):
     _state = {
         "classes_": Labels(),
         "n_features_in_": Scalar(int, low=1, high=2**31 - 1),
+        # the column names of a dataframe X in fit (all strings), as scikit-learn's
+        "feature_names_in_": FeatureNames(optional=True),
         "intercept_": Scalar(float),
         "n_passes_": Scalar(int, low=0, optional=True),
         "objective_": Scalar(float, optional=True),
@@ -272,7 +274,12 @@ class BaseLearner(MergeMixin, Estimator):
         Here: each resolved data-derived parameter (``eta_``, ``lam_``, ...) must
         pass the checks of the parameter itself (a file cannot smuggle in a value
         the constructor would refuse, such as ``lam_ = 0``); ``history_`` must hold
-        rising seconds, no infinite objective and AUCs in [0, 1] (or NaN)."""
+        rising seconds, no infinite objective and AUCs in [0, 1] (or NaN);
+        ``feature_names_in_`` one name per input feature."""
+        names = self.__dict__.get("feature_names_in_")
+        if names is not None and names.shape != (self.n_features_in_,):
+            raise ValueError(f"feature_names_in_ holds {names.size} names for "
+                             f"{self.n_features_in_} features")
         if "history_" in self.__dict__:
             seconds, objective, auc = self.history_.T
             if not (np.all(seconds >= 0) and np.all(np.diff(seconds) >= 0)

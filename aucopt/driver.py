@@ -37,8 +37,9 @@ from aucopt._kernels._journal import Journal
 from aucopt.exceptions import ConstantModelWarning, FeatureScaleWarning, not_fitted_error
 from aucopt.metrics import optroc_of_sorted, roc_auc, sorted_classes
 from aucopt.traits import traits_of
-from aucopt.validation import (check_random_state, check_sample_weight, check_X, check_y,
-                               dominant_feature, order_stream, row_scale, row_source, weight_counts,
+from aucopt.validation import (check_feature_names, check_random_state, check_sample_weight,
+                               check_X, check_y, dominant_feature, feature_names,
+                               order_stream, row_scale, row_source, weight_counts,
                                weight_stream)
 
 __all__ = ["fit", "partial_fit", "learn_chunk", "train", "run_pass", "transaction",
@@ -90,6 +91,7 @@ def fit(learner, X, y, sample_weight=None, validation_data=None):
     """:meth:`BaseLearner.fit <aucopt.base.BaseLearner.fit>`: validate, then train
     ``learner`` from scratch in a transaction (``_fit`` of a plugin that has its
     own, else :meth:`~aucopt.base.BaseLearner._train`) and set the threshold."""
+    names = feature_names(X)
     X = check_X(X, norms=True)
     y_pm, classes = check_y(y, X.shape[0], pos_label=_pos_label(learner))
     weights = _check_sample_weight(learner, sample_weight, X.shape[0])
@@ -105,6 +107,8 @@ def fit(learner, X, y, sample_weight=None, validation_data=None):
                 learner._clear_fitted()
                 learner.classes_ = classes
                 learner.n_features_in_ = X.shape[1]
+                if names is not None:
+                    learner.feature_names_in_ = names
                 if _retries(learner):
                     learner._retry_scale = RETRY_FACTOR ** retries
                 rows, y_rows = weighted_rows(learner, X, y_pm, weights, fit_map=True,
@@ -169,6 +173,9 @@ def partial_fit(learner, X, y, classes=None, sample_weight=None):
     """:meth:`OnlineMixin.partial_fit <aucopt.base.OnlineMixin.partial_fit>`:
     validate the chunk against what the first call fixed, then :func:`learn_chunk`."""
     first = not learner.__sklearn_is_fitted__()
+    names = feature_names(X)
+    if not first:
+        check_feature_names(learner, names)
     X = check_X(X, n_features=None if first else learner.n_features_in_,
                 estimator=type(learner).__name__, norms=True)
     if first:
@@ -195,7 +202,10 @@ def partial_fit(learner, X, y, classes=None, sample_weight=None):
     X, y_pm, weights = _drop_unweighted(X, y_pm, weights)
     if first:
         _warn_scale(learner, X)
-    return learn_chunk(learner, X, y_pm, known, sample_weight=weights)
+    learn_chunk(learner, X, y_pm, known, sample_weight=weights)
+    if first and names is not None:
+        learner.feature_names_in_ = names
+    return learner
 
 
 def learn_chunk(learner, X, y, classes, rows=None, threshold=True, sample_weight=None):
@@ -696,6 +706,7 @@ def check_params(learner):
 def ranking_scores(learner, X):
     """``decision_function`` of array-like ``X`` without the intercept."""
     check_fitted(learner)
+    check_feature_names(learner, feature_names(X))
     X = check_X(X, n_features=learner.n_features_in_, estimator=type(learner).__name__)
     scores = learner._raw_scores(learner._input_rows(X, fit_map=False, norms=False))
     if not np.isfinite(scores).all():

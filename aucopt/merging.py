@@ -145,6 +145,11 @@ class MergeMixin:
             if model.n_features_in_ != self.n_features_in_:
                 raise ValueError(f"cannot merge {name} models with {model.n_features_in_} "
                                  f"and {self.n_features_in_} features ({what})")
+            names = [m.__dict__.get("feature_names_in_") for m in (model, self)]
+            if (names[0] is None) != (names[1] is None) or (
+                    names[0] is not None and not np.array_equal(*names)):
+                raise ValueError(f"cannot merge {name} models fitted on different "
+                                 f"feature names ({what})")
             if not np.array_equal(model.classes_, self.classes_):
                 raise ValueError(f"cannot merge {name} models with classes "
                                  f"{model.classes_.tolist()} and {self.classes_.tolist()} "

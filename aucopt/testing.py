@@ -32,6 +32,9 @@ What is checked:
   for bit; bad weights raise ``ValueError`` and leave the model as it was (a
   plugin whose own ``_fit`` takes no ``sample_weight`` must refuse them with
   ``TypeError``);
+* a dataframe's column names are kept (``feature_names_in_``), saved, checked by
+  later calls (other names: ``ValueError``; none: a warning) and refused in a
+  ``merge`` of models fitted on other names;
 * ``verbose`` prints one line per pass; prediction before fitting raises.
 """
 import copy
@@ -51,6 +54,7 @@ __all__ = ["check_learner", "check_dense_equals_csr", "check_same_seed_same_mode
            "check_streaming", "check_save_load", "check_failed_calls_leave_model",
            "check_interrupt_rolls_back", "check_failed_call_leaves_model_unchanged",
            "check_verbose_lines", "check_not_fitted", "check_sample_weight",
+           "check_feature_names",
            "contract_data", "fitted_state", "untimed", "assert_same_state"]
 
 
@@ -559,11 +563,78 @@ def check_sample_weight(learner):
                               "sample_weight")
 
 
+class _Frame:
+    """A dataframe as the learners read one (``columns`` and the array of its values),
+    so that the contract needs no pandas."""
+
+    def __init__(self, values, columns):
+        self.values = np.asarray(values)
+        self.columns = list(columns)
+        self.shape = self.values.shape
+
+    def __array__(self, dtype=None, copy=None):
+        return self.values if dtype is None else self.values.astype(dtype)
+
+
+def check_feature_names(learner):
+    """A dataframe's column names: kept in ``feature_names_in_`` (an object array),
+    saved and loaded; a later call with other names raises ``ValueError`` (new,
+    missing or reordered), one without names warns; a refit without names drops
+    them; ``merge`` refuses models fitted on other names."""
+    import warnings
+
+    import aucopt
+
+    X, y = contract_data(9)
+    names = [f"f{i}" for i in range(X.shape[1])]
+    model = _with_seed(learner).fit(_Frame(X, names), y)
+    fitted = model.feature_names_in_
+    assert isinstance(fitted, np.ndarray) and fitted.dtype == object, fitted
+    assert fitted.tolist() == names
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        scores = model.decision_function(_Frame(X, names))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        plain = model.decision_function(X)
+    assert any("does not have valid feature names" in str(w.message) for w in caught)
+    np.testing.assert_array_equal(plain, scores)
+    for other in (names[::-1], names[:-1] + ["other"]):
+        try:
+            model.decision_function(_Frame(X, other))
+        except ValueError as exc:
+            assert "feature names should match" in str(exc), exc
+        else:
+            raise AssertionError(f"decision_function on columns {other} did not raise")
+    buf = io.BytesIO()
+    model.save(buf)
+    buf.seek(0)
+    assert aucopt.load(buf).feature_names_in_.tolist() == names
+    if hasattr(model, "partial_fit"):
+        before = fitted_state(model)
+        try:
+            model.partial_fit(_Frame(X, names[::-1]), y)
+        except ValueError:
+            assert_same_state(before, fitted_state(model), "after partial_fit on other "
+                              "columns")
+        else:
+            raise AssertionError("partial_fit on reordered columns did not raise")
+    if traits_of(type(model)).merge is not None:
+        unnamed = _with_seed(learner).fit(X, y)
+        try:
+            model.merge(unnamed)
+        except ValueError as exc:
+            assert "feature names" in str(exc), exc
+        else:
+            raise AssertionError("merge of models with and without names did not raise")
+    assert "feature_names_in_" not in _with_seed(learner).fit(X, y).__dict__
+
+
 def check_learner(learner, bad_params=()):
     """Run every check of the contract on ``learner`` (an unfitted template)."""
     for check in (check_not_fitted, check_dense_equals_csr, check_same_seed_same_model,
                   check_streaming, check_save_load, check_interrupt_rolls_back,
                   check_failed_call_leaves_model_unchanged, check_verbose_lines,
-                  check_sample_weight):
+                  check_sample_weight, check_feature_names):
         check(learner)
     check_failed_calls_leave_model(learner, bad_params)

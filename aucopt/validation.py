@@ -25,7 +25,8 @@ import scipy.sparse as sp
 from aucopt._kernels._rows import NotCanonical, RowSource, check_rows, csr_status
 from aucopt.exceptions import DataConversionWarning
 
-__all__ = ["check_X", "check_y", "check_random_state", "check_seed", "order_stream",
+__all__ = ["check_X", "check_y", "feature_names", "check_feature_names",
+           "check_random_state", "check_seed", "order_stream",
            "row_source", "row_scale", "dominant_feature", "check_sample_weight",
            "weight_counts",
            "weight_stream",
@@ -155,6 +156,59 @@ def _check_dense(X, name, norms):
     arr = np.ascontiguousarray(arr, dtype=np.float64)
     _finite(check_rows(arr, norms), name)
     return arr
+
+
+def feature_names(X):
+    """The column names of a dataframe-like ``X`` (one with ``columns``), as an
+    object array of str; None when ``X`` has none or none of them is a string
+    (pandas' default 0, 1, ... names a position, not a feature). ``TypeError`` for
+    names that mix strings with other values, which no later call could match
+    reliably."""
+    columns = getattr(X, "columns", None)
+    if columns is None or not hasattr(X, "shape"):
+        return None
+    names = np.asarray(list(columns), dtype=object)
+    strings = sum(isinstance(v, str) for v in names.tolist())
+    if strings == 0:
+        return None
+    if strings < names.size:
+        kinds = sorted({type(v).__name__ for v in names.tolist()})
+        raise TypeError(f"X's column names mix {', '.join(kinds)}: feature names are "
+                        "used only when every one is a string; convert them with "
+                        "X.columns = X.columns.astype(str)")
+    return names
+
+
+def check_feature_names(learner, names):
+    """Compare the column names of the data of a call (``feature_names(X)``) with
+    those the learner was fitted on (``feature_names_in_``): ``ValueError`` when both
+    exist and differ (scikit-learn's message: which names are new, missing or in
+    another order), a ``UserWarning`` when only one side has them."""
+    fitted = learner.__dict__.get("feature_names_in_")
+    who = type(learner).__name__
+    if fitted is None and names is None:
+        return
+    if fitted is None:
+        warnings.warn(f"X has feature names, but {who} was fitted without feature names",
+                      UserWarning, stacklevel=4)
+        return
+    if names is None:
+        warnings.warn(f"X does not have valid feature names, but {who} was fitted with "
+                      "feature names", UserWarning, stacklevel=4)
+        return
+    if names.size == fitted.size and (names == fitted).all():
+        return
+    message = "The feature names should match those that were passed during fit.\n"
+    unseen = sorted(set(names.tolist()) - set(fitted.tolist()))
+    missing = sorted(set(fitted.tolist()) - set(names.tolist()))
+    for title, listed in (("Feature names unseen at fit time:", unseen),
+                          ("Feature names seen at fit time, yet now missing:", missing)):
+        if listed:
+            shown = listed[:5] + (["..."] if len(listed) > 5 else [])
+            message += title + "\n" + "".join(f"- {v}\n" for v in shown)
+    if not (unseen or missing):
+        message += "Feature names must be in the same order as they were in fit.\n"
+    raise ValueError(message)
 
 
 def check_y(y, n_samples, classes=None, pos_label=None):

@@ -316,3 +316,47 @@ def test_long_passes_print_progress_lines_between_the_pass_lines(monkeypatch, ca
     assert len(progress) >= 4
     assert all("100% done" in line for line in progress)  # the pairs drawn, then the sleep
     assert {line.split(":")[0] for line in progress} == {"   PSAM pass 1", "   PSAM pass 2"}
+
+
+# --------------------------------------------------------------------------- feature names
+
+def test_feature_names_are_read_from_string_columns_only():
+    from aucopt.validation import feature_names
+    pd = pytest.importorskip("pandas")
+    X, _ = _data()
+    frame = pd.DataFrame(X, columns=[f"c{i}" for i in range(X.shape[1])])
+    names = feature_names(frame)
+    assert names.dtype == object and names.tolist() == list(frame.columns)
+    assert feature_names(pd.DataFrame(X)) is None  # positions, not names
+    assert feature_names(X) is None
+    with pytest.raises(TypeError, match="mix int, str"):
+        feature_names(pd.DataFrame(X, columns=["a", 1, "b", 2, "c", 3]))
+
+
+def test_other_columns_get_scikit_learn_s_messages():
+    pd = pytest.importorskip("pandas")
+    X, y = _data()
+    columns = [f"c{i}" for i in range(X.shape[1])]
+    model = aucopt.get("psam", random_state=0).fit(pd.DataFrame(X, columns=columns), y)
+    for other, detail in [(columns[::-1], "must be in the same order"),
+                          (columns[:-1] + ["new"], "unseen at fit time:\n- new\n"),
+                          (columns[:-1] + ["new"], "yet now missing:\n- c5\n")]:
+        with pytest.raises(ValueError, match="should match those that were passed during "
+                           "fit") as info:
+            model.predict(pd.DataFrame(X, columns=other))
+        assert detail in str(info.value)
+    with pytest.warns(UserWarning, match="was fitted without feature names"):
+        aucopt.get("psam", random_state=0).fit(X, y).decision_function(
+            pd.DataFrame(X, columns=columns))
+    # a refit on an array forgets the names
+    assert not hasattr(model.fit(X, y), "feature_names_in_")
+
+
+@pytest.mark.parametrize("name", ["psam", "bam", "cbr_diag", "opauc", "spam", "npsam"])
+def test_scikit_learn_s_column_name_check(name):
+    """scikit-learn's own check (not among those parametrize_with_checks yields)."""
+    pytest.importorskip("pandas")
+    checks = pytest.importorskip("sklearn.utils.estimator_checks")
+    cls = aucopt.registry.get_class(name)
+    seeded = {"random_state": 0} if "random_state" in cls._get_param_names() else {}
+    checks.check_dataframe_column_names_consistency(name, cls(**seeded))

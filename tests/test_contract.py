@@ -104,6 +104,11 @@ def test_failed_call_leaves_model_unchanged(name):
 
 
 @pytest.mark.parametrize("name", NAMES)
+def test_feature_names(name):
+    testing.check_feature_names(_template(name))
+
+
+@pytest.mark.parametrize("name", NAMES)
 def test_verbose_lines(name):
     testing.check_verbose_lines(_template(name))
 

@@ -563,3 +563,30 @@ def test_history_values_are_checked(column, value, tmp_path):
     _write(path, {**members, "history_": history}, meta)
     with pytest.raises(ValueError, match="malformed model file: history_"):
         aucopt.load(path)
+
+
+@pytest.mark.parametrize("names, match", [
+    (np.array(["a", "b"]), "2 names for 10 features"),
+    (np.arange(10), "array of strings"),
+    (np.array(["x" * 1100] * 10), "strings only for short labels"),
+])
+def test_feature_names_in_the_file_are_checked(tmp_path, names, match):
+    """Saved column names: one string per feature, each of at most 1024 characters."""
+    def add(members):
+        members["feature_names_in_"] = names
+
+    def listed(meta):
+        meta["arrays"].append("feature_names_in_")
+
+    path = _tampered(tmp_path, add, listed)
+    with pytest.raises(ValueError, match=match):
+        aucopt.load(path)
+
+
+def test_feature_names_too_long_to_load_are_not_saved(tmp_path):
+    X, y = _data(3)
+    model = aucopt.get("sam", random_state=0).fit(X, y)
+    model.feature_names_in_ = np.array(["x" * 1025] + ["y"] * 9, dtype=object)
+    with pytest.raises(ValueError, match="longer than 1024 characters"):
+        model.save(tmp_path / "m.npz")
+    assert not (tmp_path / "m.npz").exists()

@@ -264,9 +264,9 @@ def check_state_size(learner, n_features, work_vectors=None):
     if work_vectors is None:
         work_vectors = learner._work_vectors()
     total = 8 * n_features * work_vectors
-    for field in type(learner)._state_spec().values():
+    for field in type(learner)._state_spec().values():  # (the names come with X)
         shape = getattr(field, "shape", ())
-        if field.kind == "array" and "d" in shape and all(
+        if field.kind == "array" and hasattr(field, "dtype") and "d" in shape and all(
                 s == "d" or isinstance(s, int) for s in shape):
             total += field.dtype.itemsize * math.prod(
                 n_features if s == "d" else s for s in shape)

@@ -512,6 +512,9 @@ _COMMON_ATTRIBUTES = """\
     classes_ : ndarray of shape (2,)
         ``[negative label, positive label]``.
     n_features_in_ : int
+    feature_names_in_ : ndarray of shape (n_features,), dtype object
+        The column names of a dataframe ``X`` given to ``fit`` (all strings);
+        absent otherwise. Later calls check their columns against them.
     C_, row_scale_ : float
         The ``C`` in use and the mean squared row norm of the first training data.
     t_ : int

@@ -401,7 +401,10 @@ _TAIL_DOC = """
         ``-threshold`` of the training OPTROC point (ranks do not depend on it).
     classes_ : ndarray of shape (2,)
         ``[negative label, positive label]``.
-    n_features_in_ : int"""
+    n_features_in_ : int
+    feature_names_in_ : ndarray of shape (n_features,), dtype object
+        The column names of a dataframe ``X`` given to ``fit`` (all strings);
+        absent otherwise. Later calls check their columns against them."""
 
 
 def tail_doc(coef="", verbose="Print one progress line per pass."):

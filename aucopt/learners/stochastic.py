@@ -662,6 +662,9 @@ _TAIL_PARAMS = """{epochs}{n_jobs}
     classes_ : ndarray of shape (2,)
         ``[negative label, positive label]``.
     n_features_in_ : int
+    feature_names_in_ : ndarray of shape (n_features,), dtype object
+        The column names of a dataframe ``X`` given to ``fit`` (all strings);
+        absent otherwise. Later calls check their columns against them.
     lam_, t0_ : float
         The regularisation strength and step offset in use.
     row_scale_ : float
