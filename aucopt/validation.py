@@ -408,8 +408,8 @@ def dominant_feature(X):
 
     Over evenly spaced rows, ``SCALE_ENTRIES`` values at the width of a dense row
     (at least ``SCALE_ROWS`` rows, all when fewer; the same rows for a dense or a
-    sparse ``X``), each feature's mean square (not
-    centred: an offset lengthens the rows as a spread does). A feature dominates
+    sparse ``X``), each feature's mean square (not centred: an offset lengthens the
+    rows as a spread does). A feature dominates
     when it holds at least ``SCALE_SHARE`` of the rows' summed squared norms and its
     mean square is at least ``SCALE_RATIO`` times the median of the other features
     that are not all zero (in those rows): data-derived step sizes and
@@ -451,16 +451,6 @@ def dominant_feature(X):
     top = int(np.argmax(squares))
     share = float(squares[top] / present.sum())
     ratio = float(squares[top] / np.median(np.delete(present, np.argmax(present))))
-    if share >= SCALE_SHARE and ratio >= SCALE_RATIO:
-        return top, share, ratio
-    return None
-    top = int(np.argmax(squares))
-    others = np.delete(squares, top)
-    others = others[others > 0.0]
-    if others.size == 0:
-        return None
-    share = float(squares[top]) / total
-    ratio = float(squares[top] / np.median(others))
     if share >= SCALE_SHARE and ratio >= SCALE_RATIO:
         return top, share, ratio
     return None
