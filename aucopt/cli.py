@@ -17,6 +17,7 @@ import ast
 import contextlib
 import sys
 import time
+import warnings
 
 import numpy as np
 import scipy.sparse as sp
@@ -433,12 +434,19 @@ _COMMANDS = {"list": _cmd_list, "train": _cmd_train, "tune": _cmd_tune, "eval": 
              "demo": _cmd_demo}
 
 
+def _show_warning(message, category, filename, lineno, file=None, line=None):
+    """A warning as the command's own line (not Python's source location)."""
+    print(f"aucopt: warning: {message}", file=sys.stderr if file is None else file)
+
+
 def main(argv=None, out=None):
     """Run the command line; returns the exit status (0 ok, 2 bad input, 130 Ctrl-C)."""
     out = sys.stdout if out is None else out
     try:
         args = _build_parser().parse_args(argv)
-        _COMMANDS[args.command](args, out)
+        with warnings.catch_warnings():
+            warnings.showwarning = _show_warning
+            _COMMANDS[args.command](args, out)
     except _UsageError as exc:
         print(_first_line(exc), file=sys.stderr)
         return 2

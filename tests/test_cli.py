@@ -226,3 +226,16 @@ def test_demo_says_where_the_docs_are():
     assert code == 0
     docs = [line for line in out.splitlines() if line.startswith("docs")]
     assert len(docs) == 1 and "sphinx-build" in docs[0] and "docs/_build/html" in docs[0]
+
+
+def test_warnings_are_the_command_s_own_lines(tmp_path, capsys):
+    """A warning of the fit (here: one feature dominates the raw spambase rows) is
+    one 'aucopt: warning:' line, without Python's source location."""
+    X, y = load("spambase")
+    path = tmp_path / "raw.svm"
+    dump_svmlight(X, y, path)
+    code, _ = _run(["train", "psam", str(path)])
+    err = capsys.readouterr().err
+    assert code == 0
+    assert err.startswith("aucopt: warning: PSAM: feature 56 holds"), err
+    assert "cli.py" not in err and "Standardise the features" in err
