@@ -96,7 +96,8 @@ def fit(learner, X, y, sample_weight=None, validation_data=None):
     y_pm, classes = check_y(y, X.shape[0], pos_label=_pos_label(learner))
     weights = _check_sample_weight(learner, sample_weight, X.shape[0])
     validation = (None if validation_data is None
-                  else _check_validation(learner, validation_data, X.shape[1], classes))
+                  else _check_validation(learner, validation_data, X.shape[1], classes,
+                                         names))
     learner._check_params()
     X, y_pm, weights = _drop_unweighted(X, y_pm, weights, fit=True)
     _warn_scale(learner, X)
@@ -283,11 +284,14 @@ def _own_fit(learner):
     return None if hook is skeleton_fit else hook
 
 
-def _check_validation(learner, validation_data, n_features, classes):
-    """``validation_data`` of ``fit`` validated: ``(X_val, y_val in {-1, +1})``."""
+def _check_validation(learner, validation_data, n_features, classes, names):
+    """``validation_data`` of ``fit`` validated: ``(X_val, y_val in {-1, +1})``; its
+    column names against ``names``, those of the training ``X``."""
     if not isinstance(validation_data, (tuple, list)) or len(validation_data) != 2:
         raise ValueError("validation_data must be a pair (X_val, y_val), got "
                          f"{type(validation_data).__name__}")
+    if names is not None:
+        check_feature_names(learner, feature_names(validation_data[0]), fitted=names)
     X_val = check_X(validation_data[0], name="validation_data X", n_features=n_features,
                     estimator=type(learner).__name__)
     y_val, _ = check_y(validation_data[1], X_val.shape[0], classes=classes)

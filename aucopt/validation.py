@@ -179,12 +179,14 @@ def feature_names(X):
     return names
 
 
-def check_feature_names(learner, names):
+def check_feature_names(learner, names, fitted=None):
     """Compare the column names of the data of a call (``feature_names(X)``) with
-    those the learner was fitted on (``feature_names_in_``): ``ValueError`` when both
-    exist and differ (scikit-learn's message: which names are new, missing or in
-    another order), a ``UserWarning`` when only one side has them."""
-    fitted = learner.__dict__.get("feature_names_in_")
+    those the learner was fitted on (``feature_names_in_``; or ``fitted``, the names
+    a ``fit`` is about to keep): ``ValueError`` when both exist and differ
+    (scikit-learn's message: which names are new, missing or in another order), a
+    ``UserWarning`` when only one side has them."""
+    if fitted is None:
+        fitted = learner.__dict__.get("feature_names_in_")
     who = type(learner).__name__
     if fitted is None and names is None:
         return

@@ -360,3 +360,20 @@ def test_scikit_learn_s_column_name_check(name):
     cls = aucopt.registry.get_class(name)
     seeded = {"random_state": 0} if "random_state" in cls._get_param_names() else {}
     checks.check_dataframe_column_names_consistency(name, cls(**seeded))
+
+
+def test_validation_data_and_bam_objective_check_the_column_names():
+    pd = pytest.importorskip("pandas")
+    X, y = _data()
+    columns = [f"c{i}" for i in range(X.shape[1])]
+    frame, reordered = pd.DataFrame(X, columns=columns), pd.DataFrame(X, columns=columns[::-1])
+    model = aucopt.get("psam", random_state=0)
+    with pytest.raises(ValueError, match="must be in the same order"):
+        model.fit(frame, y, validation_data=(reordered, y))
+    assert not hasattr(model, "feature_names_in_")  # refused before training
+    model.fit(frame, y, validation_data=(frame, y))
+    assert model.history_.shape[0] == model.n_passes_
+    bam = aucopt.get("bam").fit(frame, y)
+    assert bam.objective(frame, y) == pytest.approx(bam.objective_)
+    with pytest.raises(ValueError, match="should match those that were passed during fit"):
+        bam.objective(reordered, y)
