@@ -44,7 +44,7 @@ from aucopt.validation import (check_feature_names, check_random_state, check_sa
 
 __all__ = ["fit", "partial_fit", "learn_chunk", "train", "run_pass", "transaction",
            "skeleton_fit", "weighted_rows", "set_threshold", "training_scores", "diverged",
-           "check_fitted",
+           "check_fitted", "fitted_input",
            "check_params", "ranking_scores", "raw_scores", "rows_of", "objective",
            "resolve_auto", "fix_auto", "resolved_params", "set_stream", "part_streams",
            "adopt", "retry_scale", "Stall", "DIVERGED", "MAX_RETRIES", "RETRY_FACTOR",
@@ -707,11 +707,17 @@ def check_params(learner):
 # --------------------------------------------------------------------------- scores
 
 
-def ranking_scores(learner, X):
-    """``decision_function`` of array-like ``X`` without the intercept."""
+def fitted_input(learner, X):
+    """``X`` for a fitted ``learner`` to score, validated: its column names against
+    ``feature_names_in_``, its width against ``n_features_in_`` (:func:`check_X`)."""
     check_fitted(learner)
     check_feature_names(learner, feature_names(X))
-    X = check_X(X, n_features=learner.n_features_in_, estimator=type(learner).__name__)
+    return check_X(X, n_features=learner.n_features_in_, estimator=type(learner).__name__)
+
+
+def ranking_scores(learner, X):
+    """``decision_function`` of array-like ``X`` without the intercept."""
+    X = fitted_input(learner, X)
     scores = learner._raw_scores(learner._input_rows(X, fit_map=False, norms=False))
     if not np.isfinite(scores).all():
         norm = learner._weight_norm()

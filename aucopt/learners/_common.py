@@ -264,7 +264,8 @@ def check_state_size(learner, n_features, work_vectors=None):
     if work_vectors is None:
         work_vectors = learner._work_vectors()
     total = 8 * n_features * work_vectors
-    for field in type(learner)._state_spec().values():  # (the names come with X)
+    # fields of no fixed dtype (labels, column names) come with the data, not allocated
+    for field in type(learner)._state_spec().values():
         shape = getattr(field, "shape", ())
         if field.kind == "array" and hasattr(field, "dtype") and "d" in shape and all(
                 s == "d" or isinstance(s, int) for s in shape):

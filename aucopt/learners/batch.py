@@ -17,8 +17,7 @@ from aucopt.traits import Traits
 from aucopt.learners._common import (WeightsModel, auto_or_positive, document_weights,
                                      search_scale, weights_state)
 from aucopt.learners._prsvm import LINE_SEARCHES, PRSVMObjective, PRSVMSolver
-from aucopt.validation import (check_choice, check_count, check_feature_names, check_positive,
-                               check_X, check_y, feature_names)
+from aucopt.validation import check_choice, check_count, check_positive, check_y
 
 __all__ = ["BAM"]
 
@@ -190,9 +189,7 @@ class BAM(WeightsModel, BaseLearner):
         ``objective_``. With ``gradient``, returns ``(F, grad F)``; the gradient
         costs one more product with the rows in a violated pair.
         """
-        driver.check_fitted(self)
-        check_feature_names(self, feature_names(X))
-        X = check_X(X, n_features=self.n_features_in_, estimator=type(self).__name__)
+        X = driver.fitted_input(self, X)
         y_pm, _ = check_y(y, X.shape[0], classes=self.classes_)
         objective = PRSVMObjective(self._input_rows(X, fit_map=False, norms=False), y_pm,
                                    self.C_)
