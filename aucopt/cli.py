@@ -5,6 +5,7 @@
                  [--stream [--chunk-size N] [--holdout N]]
     aucopt tune NAME TRAIN.svm [--test TEST.svm] [--grid k=v1,v2 ...] [--cv 3] [--save M.npz]
     aucopt eval MODEL.npz TEST.svm [--positive L,..] [--roc ROC.png]
+    aucopt scale DATA.svm OUT.svm [--method maxabs] [--fit TRAIN.svm]
     aucopt demo [--learner NAME]
     aucopt --version
 
@@ -26,6 +27,15 @@ DEMO_DATASET = "spambase"
 DEMO_LEARNER = "psam"
 # where the demo says the documentation is
 DOCS_BUILD = 'pip install ".[docs]" && sphinx-build -W --keep-going -b html docs docs/_build/html'
+# `aucopt scale`: the methods of aucopt.datasets.Scaler, the default keeping the zeros;
+# the ones that shift columns make every entry non-zero, so they scale a dense copy of
+# at most this many values (8 bytes each)
+SCALE_METHODS = ("maxabs", "standard", "minmax", "center", "l2")
+SHIFTING = ("standard", "minmax", "center")
+DENSE_SCALE_VALUES = 50_000_000
+# what the command line adds to a FeatureScaleWarning (the warning names Python's ways)
+SCALE_HINT = ("On the command line: aucopt scale TRAIN.svm TRAIN.scaled.svm, and aucopt "
+              "scale TEST.svm TEST.scaled.svm --fit TRAIN.svm for other files.")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -113,6 +123,13 @@ def _about(path, exc):
     return message if str(path) in message else f"{path}: {message}"
 
 
+def _cannot_write(path, exc):
+    """The one line of a failed write to ``path``: the system's reason, without the
+    name of the temporary file an atomic write was making beside it."""
+    return _UsageError(f"aucopt: error: {path}: cannot write "
+                       f"({exc.strerror or _first_line(exc)})")
+
+
 def _first_line(exc):
     text = str(exc)
     return text.splitlines()[0] if text else type(exc).__name__
@@ -174,8 +191,7 @@ def _save(learner, path, out):
         try:
             learner.save(path)
         except OSError as exc:
-            raise _UsageError(f"aucopt: error: {path}: cannot write ({_first_line(exc)})") \
-                from None
+            raise _cannot_write(path, exc) from None
         print(f"saved        {path}", file=out)
 
 
@@ -292,6 +308,37 @@ def _cmd_tune(args, out):
     _save(best, args.save, out)
 
 
+def _cmd_scale(args, out):
+    """``scale``: ``args.data`` scaled by the column statistics of ``args.fit`` (else
+    its own), written to ``args.output`` in svmlight format with the file's labels."""
+    from aucopt.datasets import Scaler, dump_svmlight
+
+    X, y = _read(args.data, args.n_features)
+    X_fit = X
+    if args.fit is not None:
+        X_fit, _ = _read(args.fit, args.n_features)
+        d = max(X.shape[1], X_fit.shape[1])
+        X, X_fit = _with_features(X, d), _with_features(X_fit, d)
+    if args.method in SHIFTING:
+        values = max(X.shape[0], X_fit.shape[0]) * X.shape[1]
+        if values > DENSE_SCALE_VALUES:
+            raise _UsageError(
+                f"aucopt: error: --method {args.method} shifts every column, so each of the "
+                f"{X.shape[0]} x {X.shape[1]} entries becomes non-zero ({values:,} values, "
+                f"more than {DENSE_SCALE_VALUES:,}); --method maxabs (the default) keeps "
+                "the zeros")
+        X = X.toarray()
+        X_fit = X if args.fit is None else X_fit.toarray()
+    scaled = Scaler(args.method).fit(X_fit).transform(X)
+    try:
+        dump_svmlight(scaled, y, args.output)
+    except OSError as exc:
+        raise _cannot_write(args.output, exc) from None
+    source = args.fit if args.fit is not None else args.data
+    print(f"scaled       {args.data} -> {args.output}: {X.shape[0]} rows x {X.shape[1]} "
+          f"features, method {args.method} (column statistics of {source})", file=out)
+
+
 def _cmd_eval(args, out):
     import aucopt
     from aucopt.metrics import optroc_accuracy
@@ -324,8 +371,7 @@ def _write_roc(model, X, y, path, out):
     try:
         aucopt.plot.save(ax.figure, path, dpi=120)
     except OSError as exc:
-        raise _UsageError(f"aucopt: error: {path}: cannot write ({_first_line(exc)})") \
-            from None
+        raise _cannot_write(path, exc) from None
     finally:
         import matplotlib.pyplot as plt
 
@@ -425,17 +471,40 @@ def _build_parser():
                     help="also draw the ROC curve into this image (.png, .svg, .pdf); "
                          'needs matplotlib (pip install "aucopt[plot]")')
 
+    sc = sub.add_parser(
+        "scale", help="scale the columns of an svmlight file (as a FeatureScaleWarning asks)",
+        description="Write DATA scaled column by column (aucopt.datasets.Scaler) to OUT, "
+                    "with its labels. Scale a test file by the training file's statistics "
+                    "with --fit TRAIN.svm, as LIBSVM's svm-scale restores its ranges.")
+    sc.add_argument("data", help="svmlight file to scale")
+    sc.add_argument("output", help="where to write the scaled rows (svmlight, replaced "
+                                   "atomically)")
+    sc.add_argument("--method", choices=SCALE_METHODS, default="maxabs",
+                    help="maxabs (default): divide each column by its largest absolute "
+                         "value, keeping the zeros (text, sparse rows); standard / minmax / "
+                         "center shift the columns (dense tabular data); l2: each row to "
+                         "unit length")
+    sc.add_argument("--fit", metavar="TRAIN.svm",
+                    help="take the column statistics from this file (default: DATA's own)")
+    sc.add_argument("--n-features", type=int, default=None,
+                    help="number of features (default: from the data)")
+
     demo = sub.add_parser("demo", help="train on a small real dataset shipped with aucopt")
     demo.add_argument("--learner", default=DEMO_LEARNER, help="learner name")
     return parser
 
 
 _COMMANDS = {"list": _cmd_list, "train": _cmd_train, "tune": _cmd_tune, "eval": _cmd_eval,
-             "demo": _cmd_demo}
+             "scale": _cmd_scale, "demo": _cmd_demo}
 
 
 def _show_warning(message, category, filename, lineno, file=None, line=None):
-    """A warning as the command's own line (not Python's source location)."""
+    """A warning as the command's own line (not Python's source location); a
+    :class:`~aucopt.exceptions.FeatureScaleWarning` also names ``aucopt scale``."""
+    from aucopt.exceptions import FeatureScaleWarning
+
+    if issubclass(category, FeatureScaleWarning):
+        message = f"{message} {SCALE_HINT}"
     print(f"aucopt: warning: {message}", file=sys.stderr if file is None else file)
 
 

@@ -76,4 +76,5 @@ class FeatureScaleWarning(UserWarning):
     ``SGDClassifier(average=True)`` behaves the same way (0.799 on the raw 80/20
     split of spambase, against 0.966 for ``LogisticRegression()``). Standardise the
     features first (:class:`aucopt.datasets.Scaler` or scikit-learn's
-    ``StandardScaler``)."""
+    ``StandardScaler``; on the command line ``aucopt scale``, whose default max-abs
+    scaling took PSAM from 0.823 to 0.968 on that split)."""

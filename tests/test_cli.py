@@ -1,11 +1,11 @@
-"""The `aucopt` command: list, train, eval, demo, and exit status 2 on bad arguments."""
+"""The `aucopt` command: list, train, eval, scale, demo, and exit status 2 on bad arguments."""
 import io
 
 import numpy as np
 import pytest
 
 from aucopt.cli import main
-from aucopt.datasets import Scaler, dump_svmlight, load
+from aucopt.datasets import Scaler, dump_svmlight, load, load_svmlight, split
 
 
 def _run(argv):
@@ -66,6 +66,8 @@ def test_positive_option_binarizes(tmp_path):
     (["eval", "/no/such/model.npz", "x.svm"], "no such file"),
     (["train", "sam", "x.svm", "--param", "lam"], "key=value"),
     (["frobnicate"], "invalid choice"),
+    (["scale", "x.svm", "y.svm", "--method", "zscore"], "invalid choice"),
+    (["scale", "/no/such/file.svm", "y.svm"], "/no/such/file.svm: no such file"),
     ([], "required"),
 ])
 def test_bad_arguments_exit_2_with_one_line(argv, reason, capsys, svm_files):
@@ -239,3 +241,67 @@ def test_warnings_are_the_command_s_own_lines(tmp_path, capsys):
     assert code == 0
     assert err.startswith("aucopt: warning: PSAM: feature 56 holds"), err
     assert "cli.py" not in err and "Standardise the features" in err
+    assert "On the command line: aucopt scale TRAIN.svm" in err and err.count("\n") == 1
+
+
+@pytest.fixture
+def raw_spambase(tmp_path):
+    """Spambase as stored (one column holds 97% of the rows' squared norms), split."""
+    X, y = load("spambase")
+    X_train, X_test, y_train, y_test = split(X, y, test_size=0.2, random_state=0)
+    train, test = tmp_path / "train.svm", tmp_path / "test.svm"
+    dump_svmlight(X_train, y_train, train)
+    dump_svmlight(X_test, y_test, test)
+    return (train, X_train, y_train), (test, X_test, y_test)
+
+
+@pytest.mark.parametrize("method", ["maxabs", "standard"])
+def test_scale_writes_the_rows_scaled_by_the_fit_file_s_statistics(raw_spambase, tmp_path,
+                                                                    method):
+    (train, X_train, y_train), (test, X_test, y_test) = raw_spambase
+    out_train, out_test = tmp_path / "train.s.svm", tmp_path / "test.s.svm"
+    code, out = _run(["scale", str(train), str(out_train), "--method", method])
+    assert code == 0 and f"method {method}" in out
+    code, out = _run(["scale", str(test), str(out_test), "--method", method,
+                      "--fit", str(train)])
+    assert code == 0 and f"column statistics of {train}" in out
+    dense = method == "standard"
+    scaler = Scaler(method).fit(X_train.toarray() if dense else X_train)
+    for path, X, y in ((out_train, X_train, y_train), (out_test, X_test, y_test)):
+        X_out, y_out = load_svmlight(path, n_features=X.shape[1])
+        expected = scaler.transform(X.toarray() if dense else X)
+        np.testing.assert_array_equal(X_out.toarray(),
+                                      expected if dense else expected.toarray())
+        np.testing.assert_array_equal(y_out, y)
+
+
+def test_scaled_files_train_without_the_warning_and_rank_better(raw_spambase, tmp_path,
+                                                               capsys):
+    (train, _, _), (test, _, _) = raw_spambase
+    out_train, out_test = tmp_path / "train.s.svm", tmp_path / "test.s.svm"
+    _run(["scale", str(train), str(out_train)])
+    _run(["scale", str(test), str(out_test), "--fit", str(train)])
+    capsys.readouterr()
+    code, raw = _run(["train", "psam", str(train), "--test", str(test)])
+    assert code == 0 and "FeatureScaleWarning" not in raw
+    assert "holds" in capsys.readouterr().err
+    code, scaled = _run(["train", "psam", str(out_train), "--test", str(out_test)])
+    assert code == 0 and capsys.readouterr().err == ""
+    auc = {name: float(text.split("test AUC")[1].split()[0])
+           for name, text in (("raw", raw), ("scaled", scaled))}
+    assert auc["raw"] < 0.9 < 0.95 < auc["scaled"], auc
+
+
+def test_scale_refuses_a_dense_copy_too_large_and_a_path_it_cannot_write(raw_spambase,
+                                                                          tmp_path, capsys):
+    (train, _, _), _ = raw_spambase
+    out = tmp_path / "wide.svm"
+    code, _ = _run(["scale", str(train), str(out), "--method", "center",
+                    "--n-features", "100000"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and "--method maxabs" in err
+    assert not out.exists()
+    code, _ = _run(["scale", str(train), str(tmp_path / "no" / "dir.svm")])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1
+    assert "dir.svm: cannot write (No such file or directory)" in err and ".tmp" not in err
