@@ -27,11 +27,8 @@ DEMO_DATASET = "spambase"
 DEMO_LEARNER = "psam"
 # where the demo says the documentation is
 DOCS_BUILD = 'pip install ".[docs]" && sphinx-build -W --keep-going -b html docs docs/_build/html'
-# `aucopt scale`: the methods of aucopt.datasets.Scaler, the default keeping the zeros;
-# the ones that shift columns make every entry non-zero, so they scale a dense copy of
-# at most this many values (8 bytes each)
-SCALE_METHODS = ("maxabs", "standard", "minmax", "center", "l2")
-SHIFTING = ("standard", "minmax", "center")
+# `aucopt scale`: a method of aucopt.datasets.Scaler that shifts the columns makes every
+# entry non-zero, so it scales dense copies of at most this many values (8 bytes each)
 DENSE_SCALE_VALUES = 50_000_000
 # what the command line adds to a FeatureScaleWarning (the warning names Python's ways)
 SCALE_HINT = ("On the command line: aucopt scale TRAIN.svm TRAIN.scaled.svm, and aucopt "
@@ -319,17 +316,17 @@ def _cmd_scale(args, out):
         X_fit, _ = _read(args.fit, args.n_features)
         d = max(X.shape[1], X_fit.shape[1])
         X, X_fit = _with_features(X, d), _with_features(X_fit, d)
-    if args.method in SHIFTING:
-        values = max(X.shape[0], X_fit.shape[0]) * X.shape[1]
+    scaler = Scaler(args.method)
+    if scaler.shifts:
+        values = (X.shape[0] + (X_fit.shape[0] if args.fit is not None else 0)) * X.shape[1]
         if values > DENSE_SCALE_VALUES:
             raise _UsageError(
-                f"aucopt: error: --method {args.method} shifts every column, so each of the "
-                f"{X.shape[0]} x {X.shape[1]} entries becomes non-zero ({values:,} values, "
-                f"more than {DENSE_SCALE_VALUES:,}); --method maxabs (the default) keeps "
-                "the zeros")
+                f"aucopt: error: --method {args.method} shifts every column, so every entry "
+                f"of the {X.shape[1]} columns becomes non-zero ({values:,} values, more "
+                f"than {DENSE_SCALE_VALUES:,}); --method maxabs (the default) keeps the zeros")
         X = X.toarray()
         X_fit = X if args.fit is None else X_fit.toarray()
-    scaled = Scaler(args.method).fit(X_fit).transform(X)
+    scaled = scaler.fit(X_fit).transform(X)
     try:
         dump_svmlight(scaled, y, args.output)
     except OSError as exc:
@@ -432,6 +429,12 @@ def _data_options(p, test=True):
     p.add_argument("--save", metavar="MODEL.npz", help="save the trained model")
 
 
+def _scale_methods():
+    from aucopt.datasets import Scaler
+
+    return Scaler.METHODS
+
+
 def _build_parser():
     parser = _Parser(prog="aucopt", description="AUC maximization learners.")
     parser.add_argument("--version", action="version", version=f"aucopt {_version()}")
@@ -479,7 +482,7 @@ def _build_parser():
     sc.add_argument("data", help="svmlight file to scale")
     sc.add_argument("output", help="where to write the scaled rows (svmlight, replaced "
                                    "atomically)")
-    sc.add_argument("--method", choices=SCALE_METHODS, default="maxabs",
+    sc.add_argument("--method", choices=_scale_methods(), default="maxabs",
                     help="maxabs (default): divide each column by its largest absolute "
                          "value, keeping the zeros (text, sparse rows); standard / minmax / "
                          "center shift the columns (dense tabular data); l2: each row to "

@@ -30,3 +30,15 @@ def test_center_subtracts_the_training_means():
 def test_shifting_methods_refuse_sparse_input(method):
     with pytest.raises(TypeError, match="sparse"):
         Scaler(method).fit(sp.csr_matrix(np.eye(3)))
+
+
+@pytest.mark.parametrize("method", Scaler.METHODS)
+def test_shifts_says_which_methods_refuse_sparse_input(method):
+    X = sp.csr_matrix(np.array([[1.0, 0.0], [0.0, 2.0], [3.0, 0.0]]))
+    scaler = Scaler(method)
+    if scaler.shifts:
+        with pytest.raises(TypeError, match="sparse"):
+            scaler.fit(X)
+        assert np.all(scaler.fit_transform(X.toarray()) != 0)  # the zeros were shifted
+    else:
+        assert sp.issparse(scaler.fit_transform(X))

@@ -70,6 +70,8 @@ def binarize(y: ArrayLike, positive: object) -> np.ndarray:
 
 
 _METHODS = ("standard", "minmax", "center", "maxabs", "l2")
+# the methods that shift the columns, which makes every entry non-zero: dense input only
+_SHIFTING = ("standard", "minmax", "center")
 
 
 def _as_float_matrix(X):
@@ -112,6 +114,8 @@ class Scaler:
         ``None`` for ``"center"`` and ``"l2"``.
     n_features_in_ : int
         Number of columns seen in :meth:`fit`.
+    METHODS : tuple of str
+        The methods (class attribute), as listed above.
 
     Examples
     --------
@@ -121,8 +125,16 @@ class Scaler:
            [ 0.5,  0.5]])
     """
 
+    METHODS = _METHODS
+
     def __init__(self, method="standard"):
         self.method = method
+
+    @property
+    def shifts(self):
+        """Whether the method shifts the columns ("standard", "minmax", "center"),
+        which makes every entry non-zero: such a scaler takes dense input only."""
+        return self.method in _SHIFTING
 
     def _check_method(self):
         if self.method not in _METHODS:
@@ -130,7 +142,7 @@ class Scaler:
                              f"choose one of {', '.join(map(repr, _METHODS))}")
 
     def _check_sparse(self, X):
-        if self.method in ("standard", "minmax", "center") and sp.issparse(X):
+        if self.shifts and sp.issparse(X):
             raise TypeError(
                 f"Scaler(method={self.method!r}) does not accept sparse input: shifting "
                 "would make every entry non-zero. Use method='maxabs' or "
@@ -155,7 +167,7 @@ class Scaler:
         self.n_features_in_ = d
         self.mean_ = None
         self.scale_ = None
-        if self.method in ("standard", "minmax", "center") and n == 0:
+        if self.shifts and n == 0:
             raise ValueError(f"cannot fit method={self.method!r} on an empty X")
         if self.method == "standard":
             self.mean_ = X.mean(axis=0)
