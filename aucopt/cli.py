@@ -429,13 +429,9 @@ def _data_options(p, test=True):
     p.add_argument("--save", metavar="MODEL.npz", help="save the trained model")
 
 
-def _scale_methods():
+def _build_parser():
     from aucopt.datasets import Scaler
 
-    return Scaler.METHODS
-
-
-def _build_parser():
     parser = _Parser(prog="aucopt", description="AUC maximization learners.")
     parser.add_argument("--version", action="version", version=f"aucopt {_version()}")
     sub = parser.add_subparsers(dest="command", parser_class=_Parser)
@@ -482,7 +478,7 @@ def _build_parser():
     sc.add_argument("data", help="svmlight file to scale")
     sc.add_argument("output", help="where to write the scaled rows (svmlight, replaced "
                                    "atomically)")
-    sc.add_argument("--method", choices=_scale_methods(), default="maxabs",
+    sc.add_argument("--method", choices=Scaler.METHODS, default="maxabs",
                     help="maxabs (default): divide each column by its largest absolute "
                          "value, keeping the zeros (text, sparse rows); standard / minmax / "
                          "center shift the columns (dense tabular data); l2: each row to "

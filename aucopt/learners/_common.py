@@ -245,6 +245,16 @@ AVERAGED_WEIGHTS = {"w": "mean", "w_sum": "sum", "w_q": "sum"}
 # (the average continues in the same units)
 WEIGHTED_AVERAGES = {"w": "mean", "w_avg": "mean", "w_q": "sum"}
 
+# The Attributes entries of a fitted learner's input that every family documents (its
+# docstring templates' {input_attributes} field)
+INPUT_ATTRIBUTES = """\
+    classes_ : ndarray of shape (2,)
+        ``[negative label, positive label]``.
+    n_features_in_ : int
+    feature_names_in_ : ndarray of shape (n_features,), dtype object
+        The column names of a dataframe ``X`` given to ``fit`` (all strings);
+        absent otherwise. Later calls check their columns against them."""
+
 
 def merge_doc(kind, what):
     """The paragraph of a learner docstring saying how its models merge (``kind``

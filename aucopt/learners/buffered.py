@@ -45,7 +45,8 @@ from aucopt._state import Array, Generator, Scalar
 from aucopt.driver import Stall
 from aucopt.base import BaseLearner, OnlineMixin
 from aucopt.traits import Traits
-from aucopt.learners._common import (RepeatedPasses, WeightsModel, auto_or_positive,
+from aucopt.learners._common import (INPUT_ATTRIBUTES, RepeatedPasses, WeightsModel,
+                                     auto_or_positive,
                                      check_flag, check_shuffle, document_weights, merge_doc,
                                      repeated_passes, search_scale, weights_state)
 from aucopt.learners._objectives import mean_pair_hinge
@@ -509,12 +510,7 @@ _COMMON_ATTRIBUTES = """\
     intercept_ : float
         ``-threshold`` of the training OPTROC point (of the last chunk for
         ``partial_fit``); ranks do not depend on it.
-    classes_ : ndarray of shape (2,)
-        ``[negative label, positive label]``.
-    n_features_in_ : int
-    feature_names_in_ : ndarray of shape (n_features,), dtype object
-        The column names of a dataframe ``X`` given to ``fit`` (all strings);
-        absent otherwise. Later calls check their columns against them.
+{input_attributes}
     C_, row_scale_ : float
         The ``C`` in use and the mean squared row norm of the first training data.
     t_ : int
@@ -556,6 +552,7 @@ def _documented(size, policy, size_note, vector, updates, columns=1, column_note
 
     def deco(cls):
         fields = dict(size=size, policy=policy, vector=vector, updates=updates,
+                      input_attributes=INPUT_ATTRIBUTES,
                       columns=columns, extra_state=extra_state, size_note=fill(
                           "Capacity of each of the two buffers (M+ = M- = M), at most "
                           f"10**6. {size_note}", 8), weights_note=fill(

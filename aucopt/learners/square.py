@@ -31,7 +31,8 @@ from aucopt._state import Array, Generator, Scalar
 from aucopt import driver
 from aucopt.base import BaseLearner, OnlineMixin
 from aucopt.traits import Traits
-from aucopt.learners._common import (SHUFFLE_PARAMS, RepeatedPasses, WeightsModel,
+from aucopt.learners._common import (INPUT_ATTRIBUTES, SHUFFLE_PARAMS, RepeatedPasses,
+                                     WeightsModel,
                                      auto_norm_cap, auto_or_positive, auto_value,
                                      check_flag, check_shuffle, document_weights, merge_doc,
                                      nonzero_entries, repeated_passes, search_scale,
@@ -399,18 +400,14 @@ _TAIL_DOC = """
     coef_ : ndarray of shape (n_features,){coef}
     intercept_ : float
         ``-threshold`` of the training OPTROC point (ranks do not depend on it).
-    classes_ : ndarray of shape (2,)
-        ``[negative label, positive label]``.
-    n_features_in_ : int
-    feature_names_in_ : ndarray of shape (n_features,), dtype object
-        The column names of a dataframe ``X`` given to ``fit`` (all strings);
-        absent otherwise. Later calls check their columns against them."""
+{input_attributes}"""
 
 
 def tail_doc(coef="", verbose="Print one progress line per pass."):
     """The ``verbose`` / ``pos_label`` parameters and the common attributes of a
     learner docstring (``coef``: a note on ``coef_``)."""
-    return docstring(_TAIL_DOC, fields={"coef": coef, "verbose": verbose})
+    return docstring(_TAIL_DOC, fields={"coef": coef, "verbose": verbose,
+                                        "input_attributes": INPUT_ATTRIBUTES})
 
 
 _SHUFFLE = docstring(SHUFFLE_PARAMS, fields={"extra": ""})

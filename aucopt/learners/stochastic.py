@@ -43,7 +43,8 @@ from aucopt._state import Generator, Scalar
 from aucopt.base import BaseLearner, OnlineMixin
 from aucopt.driver import PASS, Stall
 from aucopt.traits import Traits
-from aucopt.learners._common import (EPOCH_PARAMS, SETTLE_RATIO, WEIGHTED_AVERAGES,
+from aucopt.learners._common import (EPOCH_PARAMS, INPUT_ATTRIBUTES, SETTLE_RATIO,
+                                     WEIGHTED_AVERAGES,
                                      ElasticNetModel, WeightsModel, auto_norm_cap,
                                      auto_or_positive, auto_value,
                                      check_epochs, document_weights, epoch_params,
@@ -641,7 +642,8 @@ _OBJECTIVE_DOC = """
 
 _TAIL_FIELDS = {"epochs": docstring(_HINGE_EPOCHS, fields={"tol": "3e-3"}),
                 "objective": _OBJECTIVE_DOC,
-                "n_jobs": _N_JOBS_PARAMS}
+                "n_jobs": _N_JOBS_PARAMS,
+                "input_attributes": INPUT_ATTRIBUTES}
 
 _TAIL_PARAMS = """{epochs}{n_jobs}
     random_state : int, numpy Generator or None, default=None
@@ -659,12 +661,7 @@ _TAIL_PARAMS = """{epochs}{n_jobs}
         The ranking direction ({coef_note}).
     intercept_ : float
         ``-threshold`` of the training OPTROC point; ranks do not depend on it.
-    classes_ : ndarray of shape (2,)
-        ``[negative label, positive label]``.
-    n_features_in_ : int
-    feature_names_in_ : ndarray of shape (n_features,), dtype object
-        The column names of a dataframe ``X`` given to ``fit`` (all strings);
-        absent otherwise. Later calls check their columns against them.
+{input_attributes}
     lam_, t0_ : float
         The regularisation strength and step offset in use.
     row_scale_ : float
