@@ -5,6 +5,7 @@ stores them); ``get_params`` / ``set_params`` / ``repr`` read that signature, so
 ``sklearn.base.clone``, ``Pipeline`` and ``GridSearchCV`` work without aucopt
 importing scikit-learn.
 """
+import difflib
 import inspect
 import weakref
 
@@ -47,8 +48,8 @@ class Estimator:
         valid = self._get_param_names()
         for key, value in params.items():
             if key not in valid:
-                raise ValueError(f"Invalid parameter {key!r} for {type(self).__name__}; "
-                                 f"valid parameters are {valid}")
+                raise ValueError(f"Invalid parameter {key!r} for {type(self).__name__}."
+                                 f"{did_you_mean(key, valid)} Valid parameters are {valid}")
             setattr(self, key, value)
         return self
 
@@ -83,3 +84,41 @@ def _same(a, b):
         return bool(a == b) and type(a) is type(b)
     except (TypeError, ValueError):
         return a is b
+
+
+def _edits(a, b):
+    """Edits from ``a`` to ``b``: insertions, deletions, substitutions and swaps of
+    two neighbours (the optimal string alignment distance)."""
+    d = [[i + j if i * j == 0 else 0 for j in range(len(b) + 1)] for i in range(len(a) + 1)]
+    for i in range(1, len(a) + 1):
+        for j in range(1, len(b) + 1):
+            d[i][j] = min(d[i - 1][j] + 1, d[i][j - 1] + 1,
+                          d[i - 1][j - 1] + (a[i - 1] != b[j - 1]))
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                d[i][j] = min(d[i][j], d[i - 2][j - 2] + 1)
+    return d[len(a)][len(b)]
+
+
+def closest(word, known):
+    """The known name closest to a mistyped ``word``, or None when none is close:
+    :mod:`difflib`'s close matches, ignoring case, the one of fewest edits first (so
+    that a swap of two letters, ``pasm`` for ``psam``, wins)."""
+    known = [str(k) for k in known]
+    lower = {k.lower(): k for k in known}
+    word = str(word).lower()
+    close = difflib.get_close_matches(word, list(lower), n=5)
+    if not close:
+        return None
+    return lower[min(close, key=lambda k: (_edits(word, k), close.index(k)))]
+
+
+def did_you_mean(words, known):
+    """`` Did you mean 'x'?`` for one mistyped name (``words`` a string), or
+    `` Did you mean 'x' for 'y', ...?`` for several; ``""`` when none is close to a
+    known name (:func:`closest`)."""
+    if isinstance(words, str):
+        best = closest(words, known)
+        return f" Did you mean {best!r}?" if best is not None else ""
+    pairs = [(closest(word, known), word) for word in words]
+    pairs = [f"{best!r} for {word!r}" for best, word in pairs if best is not None]
+    return f" Did you mean {', '.join(pairs)}?" if pairs else ""

@@ -32,13 +32,13 @@ registry (no import circle).
 """
 from __future__ import annotations
 
-import difflib
 import importlib
 import importlib.metadata
 import os
 import warnings
 from typing import Any, Callable, TypeVar
 
+from aucopt._estimator import did_you_mean
 from aucopt.base import BaseLearner, Learner
 from aucopt.exceptions import PluginLoadError
 from aucopt.traits import Traits
@@ -284,9 +284,8 @@ def get_class(name: str) -> type:
     if isinstance(name, str) and name in plugins:
         return plugins[name].load(name)
     known = sorted(set(_registered) | set(plugins))
-    close = difflib.get_close_matches(str(name), known, n=1)
-    hint = f" Did you mean {close[0]!r}?" if close else ""
-    raise ValueError(f"unknown learner {name!r}.{hint} Known learners: {', '.join(known)}")
+    raise ValueError(f"unknown learner {name!r}.{did_you_mean(str(name), known)} Known learners: "
+                     f"{', '.join(known)}")
 
 
 def get(name: str, **params: Any) -> Learner:
@@ -301,8 +300,9 @@ def get(name: str, **params: Any) -> Learner:
         valid = cls._get_param_names()
         unknown = sorted(set(params) - set(valid))
         if unknown:
-            raise ValueError(f"unknown parameter(s) {unknown} for learner {name!r}; "
-                             f"valid parameters are {valid}")
+            hint = did_you_mean(unknown[0] if len(unknown) == 1 else unknown, valid)
+            raise ValueError(f"unknown parameter(s) {unknown} for learner {name!r}.{hint} "
+                             f"Valid parameters are {valid}")
     return cls(**params)
 
 

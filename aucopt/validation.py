@@ -22,6 +22,7 @@ import warnings
 import numpy as np
 import scipy.sparse as sp
 
+from aucopt._estimator import did_you_mean
 from aucopt._kernels._rows import NotCanonical, RowSource, check_rows, csr_status
 from aucopt.exceptions import DataConversionWarning
 
@@ -578,7 +579,8 @@ def auto_or_positive(name, value, allow_zero=False):
 def check_choice(name, value, allowed):
     """``value`` must be one of ``allowed``."""
     if not isinstance(value, str) or value not in allowed:
-        raise ValueError(f"{name} must be one of {tuple(allowed)}, got {value!r}")
+        hint = did_you_mean(value, allowed) if isinstance(value, str) else ""
+        raise ValueError(f"{name} must be one of {tuple(allowed)}, got {value!r}.{hint}")
 
 
 def check_fraction(name, value, *, low=0.0, high=1.0, open_low=True):

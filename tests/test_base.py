@@ -102,8 +102,19 @@ def test_learner_protocol_and_sklearn_conventions():
     assert clf.set_params(lam=0.2) is clf and clf.lam == 0.2
     with pytest.raises(ValueError, match="Invalid parameter 'nope'"):
         clf.set_params(nope=1)
+    with pytest.raises(ValueError, match="Invalid parameter 'lamb' for SAM. Did you mean 'lam'"):
+        clf.set_params(lamb=1)
     assert repr(clf) == "SAM(lam=0.2)"
     assert not any(k.endswith("_") for k in vars(clf))  # __init__ only stores params
+
+
+def test_a_mistyped_choice_names_the_closest():
+    X, y = np.array([[0.0], [1.0], [2.0], [3.0]]), np.array([0, 1, 0, 1])
+    with pytest.raises(ValueError, match="sampling must be one of .*got 'cycle'. Did you mean "
+                                         "'cycles'"):
+        aucopt.get("psam", sampling="cycle").fit(X, y)
+    with pytest.raises(ValueError, match="got 'xyz'.$"):  # nothing close: no guess
+        aucopt.get("psam", sampling="xyz").fit(X, y)
 
 
 def test_unfitted_use_raises_not_fitted():

@@ -28,9 +28,25 @@ def test_unknown_name_lists_known_ones():
         aucopt.get("sma")
 
 
+@pytest.mark.parametrize("typed, meant", [
+    ("pasm", "psam"),  # two letters swapped: one edit from psam, two from spam
+    ("PSAM", "psam"),  # case
+    ("cbrdiag", "cbr_diag"),
+])
+def test_unknown_name_suggests_the_closest(typed, meant):
+    with pytest.raises(ValueError, match=f"unknown learner '{typed}'. Did you mean '{meant}'\\?"):
+        aucopt.get(typed)
+
+
 def test_get_rejects_unknown_parameters():
-    with pytest.raises(ValueError, match="unknown parameter.*'lamda'.*valid parameters"):
+    with pytest.raises(ValueError, match="unknown parameter.*'lamda'.*Did you mean 'lam'\\? "
+                                         "Valid parameters"):
         aucopt.get("sam", lamda=1.0)
+    with pytest.raises(ValueError, match="Did you mean 'lam' for 'lamda', 'n_epochs' for "
+                                         "'n_epoch'\\? Valid"):
+        aucopt.get("sam", lamda=1.0, n_epoch=2, zzz=3)
+    with pytest.raises(ValueError, match=r"\['zzz'\] for learner 'sam'\. Valid parameters"):
+        aucopt.get("sam", zzz=3)
 
 
 def test_register_refuses_non_learners_and_taken_names():
