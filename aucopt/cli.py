@@ -85,6 +85,21 @@ def _labels(y, positive):
     return binarize(y, [_parse_value(v) for v in positive.split(",")])
 
 
+def _two_labels(path, y, positive):
+    """``y`` of a file that AUC training or scoring reads: more than two labels, with
+    no ``--positive`` to name the positive ones, is a usage error that says so (the
+    library's own error would point a command-line user at a Python function)."""
+    if positive is None:
+        labels = np.unique(y)
+        if labels.size > 2:
+            shown = ", ".join(f"{v:g}" for v in labels[:6]) + (", ..." if labels.size > 6 else "")
+            raise _UsageError(
+                f"aucopt: error: {path} holds {labels.size} labels ({shown}); AUC needs two "
+                f"classes: name the positive labels with --positive (e.g. --positive "
+                f"{labels[0]:g} for one against the rest)")
+    return y
+
+
 def _read(path, n_features=None, positive=None):
     """An svmlight file as (X, y); a failure names the file."""
     from aucopt.datasets import load_svmlight
@@ -140,9 +155,11 @@ def _with_features(X, n_features):
 
 def _train_test(args):
     X, y = _read(args.train, args.n_features, args.positive)
+    _two_labels(args.train, y, args.positive)
     X_test = y_test = None
     if args.test:
         X_test, y_test = _read(args.test, args.n_features, args.positive)
+        _two_labels(args.test, y_test, args.positive)
         d = max(X.shape[1], X_test.shape[1])
         X, X_test = _with_features(X, d), _with_features(X_test, d)
     return X, y, X_test, y_test
@@ -348,6 +365,7 @@ def _cmd_eval(args, out):
         raise _UsageError(f"aucopt: error: {_about(args.model, exc)} (write models "
                           "with `aucopt train ... --save`)") from None
     X, y = _read(args.data, model.n_features_in_, args.positive)
+    _two_labels(args.data, y, args.positive)
     scores = model.decision_function(X)
     print(f"model        {model!r}", file=out)
     print(f"data         {X.shape[0]} rows", file=out)

@@ -48,14 +48,24 @@ def test_train_save_eval_round_trip(svm_files, tmp_path):
     assert float(out.split("AUC")[1].split()[0]) == pytest.approx(test_auc, abs=1e-4)
 
 
-def test_positive_option_binarizes(tmp_path):
+def test_positive_option_binarizes(tmp_path, capsys, svm_files):
     path = tmp_path / "multi.svm"
     rng = np.random.default_rng(0)
-    X = rng.standard_normal((60, 4))
+    X = rng.standard_normal((60, 34))
     y = np.digitize(X[:, 0], [-0.5, 0.5]).astype(float)  # labels 0, 1, 2
     dump_svmlight(X, y, path)
-    code, _ = _run(["train", "sam", str(path)])
-    assert code == 2  # three classes
+    # three classes without --positive: one line that names the option, not the
+    # library's binarize() (train, train's --test, and eval)
+    model = tmp_path / "m.npz"
+    assert _run(["train", "sam", str(svm_files[0]), "--save", str(model)])[0] == 0
+    capsys.readouterr()
+    for argv in (["train", "sam", str(path)], ["train", "sam", str(svm_files[0]), "--test",
+                                                str(path)], ["eval", str(model), str(path)]):
+        code, _ = _run(argv)
+        err = capsys.readouterr().err
+        assert code == 2 and err.count("\n") == 1, err
+        assert f"{path} holds 3 labels (0, 1, 2)" in err and "--positive" in err
+        assert "datasets.binarize" not in err
     code, out = _run(["train", "sam", str(path), "--positive", "2"])
     assert code == 0 and "train AUC" in out
 
