@@ -108,6 +108,16 @@ def test_learner_protocol_and_sklearn_conventions():
     assert not any(k.endswith("_") for k in vars(clf))  # __init__ only stores params
 
 
+def test_no_predict_proba_says_what_gives_probabilities():
+    clf = aucopt.get("psam")
+    assert not hasattr(clf, "predict_proba") and not hasattr(clf, "predict_log_proba")
+    with pytest.raises(AttributeError, match="PSAM has no predict_proba: its scores rank "
+                                             ".*CalibratedClassifierCV\\(PSAM"):
+        clf.predict_proba(np.zeros((1, 1)))
+    with pytest.raises(AttributeError, match="'PSAM' object has no attribute 'nope'$"):
+        clf.nope
+
+
 def test_a_mistyped_choice_names_the_closest():
     X, y = np.array([[0.0], [1.0], [2.0], [3.0]]), np.array([0, 1, 0, 1])
     with pytest.raises(ValueError, match="sampling must be one of .*got 'cycle'. Did you mean "
