@@ -70,9 +70,14 @@ class Learner(Protocol):
     def set_params(self, **params): ...
 
 
-# what a scikit-learn user may ask a learner for that ranking scores are not
-# (BaseLearner.__getattr__)
-_NO_PROBABILITIES = ("predict_proba", "predict_log_proba")
+def _no_probabilities(learner, name):
+    """The error of ``learner.<name>`` for ``predict_proba`` and its log."""
+    cls = type(learner).__name__
+    return AttributeError(
+        f"{cls} has no {name}: its scores rank the rows, they are not probabilities. "
+        f"decision_function gives the scores (AUC needs only their order); for "
+        f"probabilities, calibrate them, e.g. with scikit-learn's "
+        f"CalibratedClassifierCV({cls}(...))")
 
 
 class BaseLearner(MergeMixin, Estimator):
@@ -131,19 +136,16 @@ class BaseLearner(MergeMixin, Estimator):
     def __sklearn_is_fitted__(self):
         return "n_features_in_" in self.__dict__
 
-    def __getattr__(self, name):
-        # reached only when the usual lookup failed: say why a learner has no
-        # probabilities, and what gives them (hasattr stays False, as scikit-learn's
-        # checks for predict_proba need)
-        if name in _NO_PROBABILITIES:
-            cls = type(self).__name__
-            raise AttributeError(
-                f"{cls} has no {name}: its scores rank the rows, they are not "
-                f"probabilities. decision_function gives the scores (AUC needs only their "
-                f"order); for probabilities, calibrate them, e.g. with scikit-learn's "
-                f"CalibratedClassifierCV({cls}(...))", name=name, obj=self)
-        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}",
-                             name=name, obj=self)
+    # what a scikit-learn user may ask for that ranking scores are not: properties that
+    # raise AttributeError, so hasattr is False (as scikit-learn's checks need) and
+    # the message says what gives probabilities
+    @property
+    def predict_proba(self):
+        raise _no_probabilities(self, "predict_proba")
+
+    @property
+    def predict_log_proba(self):
+        raise _no_probabilities(self, "predict_log_proba")
 
     # ---- fitting
 

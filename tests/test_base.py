@@ -116,6 +116,8 @@ def test_no_predict_proba_says_what_gives_probabilities():
         clf.predict_proba(np.zeros((1, 1)))
     with pytest.raises(AttributeError, match="'PSAM' object has no attribute 'nope'$"):
         clf.nope
+    with pytest.raises(AttributeError, match="PSAM has no coef_ before fit"):
+        clf.coef_  # a property's own error comes through
 
 
 def test_a_mistyped_choice_names_the_closest():
