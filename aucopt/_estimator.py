@@ -49,7 +49,7 @@ class Estimator:
         for key, value in params.items():
             if key not in valid:
                 raise ValueError(f"Invalid parameter {key!r} for {type(self).__name__}."
-                                 f"{did_you_mean(key, valid)} Valid parameters are {valid}")
+                                 f"{did_you_mean([key], valid)} Valid parameters are {valid}")
             setattr(self, key, value)
         return self
 
@@ -113,12 +113,11 @@ def closest(word, known):
 
 
 def did_you_mean(words, known):
-    """`` Did you mean 'x'?`` for one mistyped name (``words`` a string), or
-    `` Did you mean 'x' for 'y', ...?`` for several; ``""`` when none is close to a
-    known name (:func:`closest`)."""
-    if isinstance(words, str):
-        best = closest(words, known)
-        return f" Did you mean {best!r}?" if best is not None else ""
+    """`` Did you mean 'x'?`` for a list of one mistyped name, `` Did you mean 'x' for
+    'y', ...?`` for several, ``""`` when none is close to a known name
+    (:func:`closest`)."""
     pairs = [(closest(word, known), word) for word in words]
+    if len(pairs) == 1 and pairs[0][0] is not None:
+        return f" Did you mean {pairs[0][0]!r}?"
     pairs = [f"{best!r} for {word!r}" for best, word in pairs if best is not None]
     return f" Did you mean {', '.join(pairs)}?" if pairs else ""

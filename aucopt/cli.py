@@ -86,18 +86,16 @@ def _labels(y, positive):
 
 
 def _two_labels(path, y, positive):
-    """``y`` of a file that AUC training or scoring reads: more than two labels, with
-    no ``--positive`` to name the positive ones, is a usage error that says so (the
-    library's own error would point a command-line user at a Python function)."""
-    if positive is None:
-        labels = np.unique(y)
-        if labels.size > 2:
-            shown = ", ".join(f"{v:g}" for v in labels[:6]) + (", ..." if labels.size > 6 else "")
-            raise _UsageError(
-                f"aucopt: error: {path} holds {labels.size} labels ({shown}); AUC needs two "
-                f"classes: name the positive labels with --positive (e.g. --positive "
-                f"{labels[0]:g} for one against the rest)")
-    return y
+    """The labels ``y`` of a file that AUC training or scoring reads: more than two,
+    with no ``--positive`` to name the positive ones, are a usage error that says so
+    (the library's own error would point a command-line user at a Python function)."""
+    labels = np.unique(y) if positive is None else ()
+    if len(labels) > 2:
+        shown = ", ".join(f"{v:g}" for v in labels[:6]) + (", ..." if labels.size > 6 else "")
+        raise _UsageError(
+            f"aucopt: error: {path} holds {labels.size} labels ({shown}); AUC needs two "
+            f"classes: name the positive labels with --positive (e.g. --positive "
+            f"{labels[0]:g} for one against the rest)")
 
 
 def _read(path, n_features=None, positive=None):

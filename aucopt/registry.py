@@ -284,8 +284,8 @@ def get_class(name: str) -> type:
     if isinstance(name, str) and name in plugins:
         return plugins[name].load(name)
     known = sorted(set(_registered) | set(plugins))
-    raise ValueError(f"unknown learner {name!r}.{did_you_mean(str(name), known)} Known learners: "
-                     f"{', '.join(known)}")
+    raise ValueError(f"unknown learner {name!r}.{did_you_mean([str(name)], known)} Known "
+                     f"learners: {', '.join(known)}")
 
 
 def get(name: str, **params: Any) -> Learner:
@@ -300,9 +300,8 @@ def get(name: str, **params: Any) -> Learner:
         valid = cls._get_param_names()
         unknown = sorted(set(params) - set(valid))
         if unknown:
-            hint = did_you_mean(unknown[0] if len(unknown) == 1 else unknown, valid)
-            raise ValueError(f"unknown parameter(s) {unknown} for learner {name!r}.{hint} "
-                             f"Valid parameters are {valid}")
+            raise ValueError(f"unknown parameter(s) {unknown} for learner {name!r}."
+                             f"{did_you_mean(unknown, valid)} Valid parameters are {valid}")
     return cls(**params)
 
 

@@ -579,7 +579,7 @@ def auto_or_positive(name, value, allow_zero=False):
 def check_choice(name, value, allowed):
     """``value`` must be one of ``allowed``."""
     if not isinstance(value, str) or value not in allowed:
-        hint = did_you_mean(value, allowed) if isinstance(value, str) else ""
+        hint = did_you_mean([value], allowed) if isinstance(value, str) else ""
         raise ValueError(f"{name} must be one of {tuple(allowed)}, got {value!r}.{hint}")
 
 
