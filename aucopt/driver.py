@@ -34,8 +34,9 @@ import warnings
 import numpy as np
 
 from aucopt._kernels._journal import Journal
-from aucopt.exceptions import ConstantModelWarning, FeatureScaleWarning, not_fitted_error
-from aucopt.metrics import optroc_of_sorted, roc_auc, sorted_classes
+from aucopt.exceptions import (ConstantModelWarning, FeatureScaleWarning, ReversedModelWarning,
+                               not_fitted_error)
+from aucopt.metrics import auc_of_sorted, optroc_of_sorted, roc_auc, sorted_classes
 from aucopt.traits import traits_of
 from aucopt.validation import (check_feature_names, check_random_state, check_sample_weight,
                                check_X, check_y, dominant_feature, feature_names,
@@ -48,7 +49,7 @@ __all__ = ["fit", "partial_fit", "learn_chunk", "train", "run_pass", "transactio
            "check_params", "ranking_scores", "raw_scores", "rows_of", "objective",
            "resolve_auto", "fix_auto", "resolved_params", "set_stream", "part_streams",
            "adopt", "retry_scale", "Stall", "DIVERGED", "MAX_RETRIES", "RETRY_FACTOR",
-           "LOSS_LIMIT", "MONITOR_ROWS", "MONITOR_SHARE", "PROGRESS_SECONDS",
+           "LOSS_LIMIT", "REVERSED_AUC", "REVERSED_ROWS", "MONITOR_ROWS", "MONITOR_SHARE", "PROGRESS_SECONDS",
            "HISTORY_COLUMNS", "monitor_size", "PASS", "rows_tol"]
 
 # A model whose scores on the training rows can exceed this is refused as diverged
@@ -59,6 +60,11 @@ DIVERGED = 1e10
 # refused as diverged: a step too large can leave the iterate oscillating far beyond
 # the optimum with scores that overflow nothing, a model that ranks at chance or worse.
 LOSS_LIMIT = 100.0
+# A model that ranks its training rows below this AUC, with at least REVERSED_ROWS rows
+# of each class, is warned about (ReversedModelWarning): it points away from the
+# positives (fewer rows rank below chance by chance alone).
+REVERSED_AUC = 0.4
+REVERSED_ROWS = 5
 # A default fit that diverges (FloatingPointError) is run again from scratch, at most
 # MAX_RETRIES times, with the "auto" step (``_retry_param``) multiplied by RETRY_FACTOR
 # each time: the "auto" steps are set from the mean squared row norm, and a few rows
@@ -672,6 +678,16 @@ def set_threshold(learner, scores, y):
             "small or its regularisation too strong for the scale of these features; "
             "scale them (aucopt.datasets.Scaler) or change the step / regularisation "
             "parameters.", ConstantModelWarning, stacklevel=5)
+    elif min(pos.size, neg.size) >= REVERSED_ROWS:
+        auc = auc_of_sorted(pos, neg)
+        if auc < REVERSED_AUC:
+            warnings.warn(
+                f"{type(learner).__name__} ranks its own training rows below chance "
+                f"(training AUC {auc:.3f}): the model points away from the positives. "
+                "Its steps did not suit the scale or the offset of these features; "
+                "standardise them (aucopt.datasets.Scaler('standard'), or scikit-learn's "
+                "StandardScaler) or change the step parameters.", ReversedModelWarning,
+                stacklevel=5)
     learner.intercept_ = -optroc_of_sorted(pos, neg)[1]
 
 

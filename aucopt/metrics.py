@@ -497,6 +497,12 @@ def sorted_classes(y, scores):
     return pos, neg
 
 
+def auc_of_sorted(pos, neg):
+    """:func:`roc_auc` (ties count 1/2) from the classes' finite float64 scores, each
+    sorted ascending and both non-empty (as :func:`sorted_classes` gives them)."""
+    return float(_k.auc_sorted(pos, neg))
+
+
 def optroc_of_sorted(pos, neg, slope=None):
     """``(accuracy, threshold)`` of :func:`optroc_accuracy` from the classes'
     finite float64 scores, each sorted ascending and both non-empty (for callers

@@ -9,7 +9,8 @@ import scipy.sparse as sp
 import aucopt
 from aucopt.base import Learner
 from aucopt.validation import check_random_state, check_X, check_y
-from aucopt.exceptions import ConstantModelWarning, DataConversionWarning, NotFittedError
+from aucopt.exceptions import (ConstantModelWarning, DataConversionWarning, NotFittedError,
+                               ReversedModelWarning)
 
 
 def _data(seed=0, n=40, d=6):
@@ -313,6 +314,23 @@ def test_a_model_that_ranks_nothing_is_reported(name):
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConstantModelWarning)
         learner.fit(np.array([[1.0, 0.0], [0.0, 1.0]] * 2), [0, 1, 0, 1])
+
+
+def test_a_model_that_ranks_its_training_rows_backwards_is_reported():
+    """The threshold's sort also gives the training AUC: below 0.4 (with 5 rows of
+    each class or more) the model points away from the positives, and fit warns."""
+    from aucopt.driver import set_threshold
+
+    learner = aucopt.get("psam")
+    y = np.array([1.0] * 6 + [-1.0] * 6)
+    with pytest.warns(ReversedModelWarning, match=r"PSAM ranks its own training rows "
+                                                  r"below chance \(training AUC 0\.000\)"):
+        set_threshold(learner, -y, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ReversedModelWarning)
+        set_threshold(learner, y, y)  # ranks right
+        set_threshold(learner, np.r_[-y[:4], y[4:]], y)  # AUC 2/3
+        set_threshold(learner, -y[2:10], y[2:10])  # 4 rows of each class: too few to tell
 
 
 def test_long_passes_print_progress_lines_between_the_pass_lines(monkeypatch, capsys):

@@ -141,6 +141,9 @@ def test_auto_passes_model_equals_the_pinned_one(name, ds):
         np.testing.assert_array_equal(model.coef_, coef)
 
 
+# the pinned parameters pin numbers, not quality: on one of the pinned sets SOLAM's
+# and OPAUCr's models rank their training rows backwards (ReversedModelWarning)
+@pytest.mark.filterwarnings("ignore::aucopt.exceptions.ReversedModelWarning")
 @pytest.mark.parametrize("ds", DATASETS)
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_model_equals_the_pinned_one(name, ds, monkeypatch):
