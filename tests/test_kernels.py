@@ -438,3 +438,22 @@ def test_weight_norms_are_those_of_the_iterate_and_of_the_average():
         assert sq == pytest.approx(vector @ vector, rel=1e-12)
         assert l1 == pytest.approx(np.abs(vector).sum(), rel=1e-12)
     assert not np.allclose(w.coef(), w.average())
+
+
+def test_centred_rows_are_the_rows_minus_their_mean_the_same_for_dense_and_csr():
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((40, 6)) + 3.0  # the mean row holds ~0.9 of the squared norm
+    X[rng.random(X.shape) < 0.3] = 0.0
+    dense, csr = RowSource(X).centred(0.2, 10**6), RowSource(sp.csr_matrix(X)).centred(0.2, 10**6)
+    a, b = dense.matrix, csr.matrix
+    np.testing.assert_array_equal(a, b)  # bit for bit
+    np.testing.assert_allclose(a, X - X.mean(axis=0), rtol=0, atol=1e-12)
+    np.testing.assert_allclose(dense.norms(), (a * a).sum(axis=1), rtol=1e-12)
+    # a take() view: its rows (repeats included) in its order, centred on their mean
+    order = np.array([3, 3, 0, 7, 39], dtype=np.int64)
+    view = RowSource(sp.csr_matrix(X)).take(order).centred(0.2, 10**6).matrix
+    np.testing.assert_allclose(view, X[order] - X[order].mean(axis=0), rtol=0, atol=1e-12)
+    # the mean row holds too little of the norm, or the copy would be too large: None
+    assert RowSource(X - X.mean(axis=0)).centred(0.2, 10**6) is None
+    assert RowSource(X).centred(0.2, X.size - 1) is None
+    assert RowSource(X).centred(0.2, X.size) is not None

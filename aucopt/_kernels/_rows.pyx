@@ -413,6 +413,46 @@ cdef class RowSource:
         view._refs = self._refs[:5] + (order,)
         return view
 
+    def centred(self, double min_share, Py_ssize_t max_values):
+        """The rows minus their mean row, as a new dense source (C-contiguous, with
+        norms), in this source's row order, or None: when the mean row holds less than
+        ``min_share`` of the mean squared row norm (``||mean||^2 / mean ||x||^2``),
+        or when the dense copy would hold more than ``max_values`` values. Dense and
+        CSR rows of the same values give the same numbers, bit for bit: the column
+        means add the rows in order (a CSR row adds its entries; the zeros it skips
+        add exact zeros in the dense form), and every entry of the copy is ``x - mean``
+        (``0 - mean`` where CSR stores nothing). O(n d)."""
+        cdef Py_ssize_t n = self.n_rows, d = self.n_features, i, k, nnz
+        cdef const double* vals
+        cdef const int32_t* ind
+        cdef double total = 0.0, share
+        self._require_norms()
+        if n == 0 or d == 0 or n * d > max_values:
+            return None
+        mean = np.zeros(d)
+        cdef double[::1] m = mean
+        with nogil:
+            for i in range(n):
+                nnz = row_of(self, i, &vals, &ind)
+                for k in range(nnz):
+                    m[ind[k]] += vals[k]
+                total += sqnorm_of(self, i)
+            for k in range(d):
+                m[k] /= n
+        share = float(np.dot(mean, mean)) / (total / n) if total > 0.0 else 0.0
+        if not share >= min_share:
+            return None
+        out = np.empty((n, d))
+        cdef double[:, ::1] o = out
+        with nogil:
+            for i in range(n):
+                for k in range(d):
+                    o[i, k] = 0.0 - m[k]
+                nnz = row_of(self, i, &vals, &ind)
+                for k in range(nnz):
+                    o[i, ind[k]] = vals[k] - m[ind[k]]
+        return RowSource(out, norms=True)
+
     def base_rows(self):
         """Rows of the underlying matrix (``n_rows`` unless this is a ``take`` view)."""
         return self._refs[0].shape[0]

@@ -46,7 +46,8 @@ from aucopt.learners._fsauc_core import fsauc_fit, fsauc_gradient_bound
 from aucopt.learners.square import (_SHUFFLE, _Streaming, class_sum_state, open_class_sums,
                                     square_lam, tail_doc)
 from aucopt.validation import (check_choice, check_count, check_fraction, check_positive,
-                               check_random_state, check_seed, check_X, row_source)
+                               check_random_state, check_seed, check_X, row_scale,
+                               row_source)
 
 __all__ = ["SOLAM", "SPAM", "SPDAM", "FSAUC"]
 
@@ -916,6 +917,44 @@ class SPDAM(BaseLearner):
 AUTO_SAMPLES, AUTO_PASSES = 2 ** 18, 64
 # FSAUC's G="auto": this times the analysis' gradient bound (see its docstring)
 AUTO_G = 2.0 ** -7
+# FSAUC trains on the rows minus their mean row when the mean row holds at least
+# CENTRE_SHARE of the mean squared row norm and the centred copy (dense) holds at most
+# CENTRE_VALUES values (see its docstring)
+CENTRE_SHARE = 0.2
+CENTRE_VALUES = 1 << 24
+
+
+def _fsauc_rows(rows):
+    """The rows FSAUC trains on (its data-derived parameters included): ``rows``
+    minus their mean row when it holds at least :data:`CENTRE_SHARE` of their mean
+    squared norm (and the dense copy at most :data:`CENTRE_VALUES` values), else
+    ``rows``. Scores shifted by a constant rank alike, so the model trained on the
+    centred rows is the model of the rows as they are."""
+    return rows.centred(CENTRE_SHARE, CENTRE_VALUES) or rows
+
+
+_CENTRE_DOC = f"""    Rows far from the origin are centred, a second departure: when the mean row
+    holds at least {CENTRE_SHARE} of the rows' mean squared norm, FSAUC trains on the
+    rows minus their mean row (a dense copy, of at most {CENTRE_VALUES:,} values;
+    ``row_scale_``, ``R_``, ``norm_cap_`` and ``G_`` are then measured on it).
+    Scores shifted by a constant rank alike, so the model is that of the rows as
+    they are, and the threshold is set on those. The ball of each stage holds
+    ``(w, a, b)`` together, so ``a`` and ``b``, the classes' mean scores, move no
+    further than ``w`` does; on rows whose scores share a large common part they
+    stay near 0, and the iterate turns away from the positives: generated rows
+    shifted by 10 in every feature gave a training AUC of 0.32 (0.95 unshifted).
+    Test AUC on 11 data sets as stored, 70/30 split, seed 0 (the share in
+    brackets), before / after: pima (0.66) 0.66 / 0.80, sonar (0.82) 0.81 /
+    0.84, breast-cancer-wisconsin (0.57) 0.94 / 0.998, magic04 (0.74) 0.77 / 0.83,
+    shuttle (0.24) 0.90 / 0.99, satimage (0.96) 0.50 / 0.76, letter (0.88) 0.980 /
+    0.988,
+    ionosphere (0.32) 0.885 / 0.902, german (0.43) 0.767 / 0.778, dna (0.26)
+    0.989 / 0.991, a9a (0.45) 0.901 / 0.901. Below the share nothing changes:
+    spambase (0.16) 0.856, w8a (0.12), the four text sets (0.02-0.04), the 56
+    standardised tasks of ``tools/tabular.py`` (+0.0003 against
+    LogisticRegression() before and after).
+
+"""
 
 
 class FSAUC(WeightsModel, BaseLearner):
@@ -950,7 +989,7 @@ class FSAUC(WeightsModel, BaseLearner):
     ``R`` of the text criterion of ``tools/defaults_check.py`` on the 4 text
     sets. ``norm_cap=0`` is the paper's step with the former radius.
 
-    Parameters
+""" + _CENTRE_DOC + """    Parameters
     ----------
     R : float or "auto", default="auto"
         Radius of the ``w`` ball (also bounds ``a``, ``b``, ``alpha``). "auto" is
@@ -1076,7 +1115,8 @@ class FSAUC(WeightsModel, BaseLearner):
         """The grid :class:`aucopt.model_selection.GridSearch` tries by default on
         ``X``: ``R`` from 10^-2 to 10^2 times its "auto" value on ``X`` (the public
         experiments tune 10^[-1:5] for unit-length rows)."""
-        R = auto_value(self, "R", X)
+        rows = _fsauc_rows(row_source(X))
+        R = _fsauc_radius(self, row_scale(rows), rows)
         return {"R": [10.0 ** k * R for k in range(-2, 3)]}
 
     def gradient_bound(self, X, R=None):
@@ -1086,11 +1126,11 @@ class FSAUC(WeightsModel, BaseLearner):
         the radius ``R`` (default: this learner's ``R``, its "auto" value on ``X``
         for "auto"). A grid of ``G`` is best centred on it, e.g. ``2^[-10:0]``
         times it."""
-        X = check_X(X)
+        rows = _fsauc_rows(row_source(check_X(X)))
         if R is None:
-            R = auto_value(self, "R", X) if isinstance(self.R, str) else self.R
+            R = _fsauc_radius(self, row_scale(rows), rows) if isinstance(self.R, str) else self.R
         check_positive("R", R)
-        return fsauc_gradient_bound(math.sqrt(row_source(X).max_sqnorm()), float(R))
+        return fsauc_gradient_bound(math.sqrt(rows.max_sqnorm()), float(R))
 
     def _check_params(self):
         if not (isinstance(self.R, str) and self.R == "auto"):
@@ -1110,6 +1150,11 @@ class FSAUC(WeightsModel, BaseLearner):
     def _init_state(self, n_features):
         self._init_weights(n_features)
         self.intercept_ = 0.0
+
+    def _train(self, rows, y):
+        # the parameters and the stages on the rows centred when far from the origin;
+        # the threshold (_finish) on the rows as they are, which the model scores
+        super()._train(_fsauc_rows(rows), y)
 
     def _work_vectors(self):
         # the stage's centre, the solver's iterate and average, class sums
