@@ -646,10 +646,12 @@ class _History:
 # --------------------------------------------------------------------------- checks
 
 
-def set_threshold(learner, scores, y):
+def set_threshold(learner, scores, y, warn=True):
     """Refuse overflowing training ``scores`` (ranking scores, no intercept) and put
     ``intercept_`` at the OPTROC point of labels ``y`` (in {-1, +1}) (of the copies
-    of the rows, when the learner weighs its rows itself)."""
+    of the rows, when the learner weighs its rows itself). ``warn``: the warnings
+    about a model that ranks nothing or ranks backwards (off for a trial model of a
+    step search, which no caller sees)."""
     weights = learner.__dict__.get("_row_weights")
     if weights is not None:
         scores, y = _weighted_copies(scores, y, weights)
@@ -671,13 +673,21 @@ def set_threshold(learner, scores, y):
         if "intercept_" not in learner.__dict__:
             learner.intercept_ = 0.0
         return
+    if warn:
+        _warn_quality(learner, pos, neg)
+    learner.intercept_ = -optroc_of_sorted(pos, neg)[1]
+
+
+def _warn_quality(learner, pos, neg):
+    """Warn about a model that ranks nothing (every training score the same) or
+    ranks its training rows backwards, from the classes' sorted training scores."""
     if pos[0] == pos[-1] == neg[0] == neg[-1]:
         warnings.warn(
             f"{type(learner).__name__} scores every training row the same "
             f"({pos[0]:.3g}): the model ranks nothing (AUC 0.5). Its step size is too "
             "small or its regularisation too strong for the scale of these features; "
             "scale them (aucopt.datasets.Scaler) or change the step / regularisation "
-            "parameters.", ConstantModelWarning, stacklevel=5)
+            "parameters.", ConstantModelWarning, stacklevel=6)
     elif min(pos.size, neg.size) >= REVERSED_ROWS:
         auc = auc_of_sorted(pos, neg)
         if auc < REVERSED_AUC:
@@ -687,8 +697,7 @@ def set_threshold(learner, scores, y):
                 "Its steps did not suit the scale or the offset of these features; "
                 "standardise them (aucopt.datasets.Scaler('standard'), or scikit-learn's "
                 "StandardScaler) or change the step parameters.", ReversedModelWarning,
-                stacklevel=5)
-    learner.intercept_ = -optroc_of_sorted(pos, neg)[1]
+                stacklevel=6)
 
 
 def _check_diverged(learner, rows):

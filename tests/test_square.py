@@ -8,6 +8,7 @@ parameters, verbose) is tests/test_contract.py's."""
 import copy
 import math
 import tracemalloc
+import warnings
 
 import numpy as np
 import pytest
@@ -336,6 +337,22 @@ def test_uni_exp_auto_eta_is_the_largest_stable_step_over_sqrt2(outliers, shuffl
                                                          **params).fit(X, y).coef_)
     if outliers:  # a trial diverged
         assert auto.eta_ * auto.norm_cap_ < 4.0 ** -3 / math.sqrt(2.0)
+
+
+def test_uni_exp_step_search_trials_do_not_warn():
+    """The trial passes of eta="auto" are refused when they diverge, and nothing
+    else: a trial model that ranks backwards (here, scikit-learn's
+    check_classifier_data_not_an_array rows) is no model the caller sees."""
+    from aucopt.exceptions import ConstantModelWarning, ReversedModelWarning
+
+    X = np.array([[3, 0], [0, 1], [0, 2], [1, 1], [1, 2], [2, 1], [0, 3], [1, 0], [2, 0],
+                  [4, 4], [2, 3], [3, 2]], dtype=float)
+    y = np.array([1, 1, 1, 2, 2, 2, 1, 1, 1, 2, 2, 2])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ReversedModelWarning)
+        warnings.simplefilter("error", ConstantModelWarning)
+        model = aucopt.get("uni_exp", random_state=0).fit(X, y)
+    assert model.score(X, y) > 0.5
 
 
 def test_uni_exp_default_clip_takes_the_first_trial_step():

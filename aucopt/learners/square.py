@@ -1233,7 +1233,9 @@ class UniExp(RepeatedPasses, _OnePass):
         try:
             with driver.transaction(trial, fresh=True):
                 trial._train(rows, y)
-                trial._finish(rows, y)
+                # the refusal of a diverged model, without the warnings about a
+                # model the caller never sees
+                driver.set_threshold(trial, driver.training_scores(trial, rows), y, warn=False)
         except FloatingPointError:
             return False
         return True
