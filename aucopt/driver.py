@@ -49,7 +49,8 @@ __all__ = ["fit", "partial_fit", "learn_chunk", "train", "run_pass", "transactio
            "check_params", "ranking_scores", "raw_scores", "rows_of", "objective",
            "resolve_auto", "fix_auto", "resolved_params", "set_stream", "part_streams",
            "adopt", "retry_scale", "Stall", "DIVERGED", "MAX_RETRIES", "RETRY_FACTOR",
-           "LOSS_LIMIT", "REVERSED_AUC", "REVERSED_ROWS", "MONITOR_ROWS", "MONITOR_SHARE", "PROGRESS_SECONDS",
+           "LOSS_LIMIT", "REVERSED_AUC", "REVERSED_ROWS", "MONITOR_ROWS", "MONITOR_SHARE",
+           "PROGRESS_SECONDS",
            "HISTORY_COLUMNS", "monitor_size", "PASS", "rows_tol"]
 
 # A model whose scores on the training rows can exceed this is refused as diverged
